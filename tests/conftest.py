@@ -1,0 +1,55 @@
+"""Shared fixtures: the differential suite runs each test body on torch.nn and
+on mininn through the `nn` fixture, which hands out one backend at a time."""
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+sys.path.insert(0, str(BOOK))  # `import mininn` and the book's helpers
+
+
+class Backend:
+    """torch.nn or mininn behind one face: `nn.Linear`, `nn.Module`, ...
+
+    Names that torch keeps outside `torch.nn` (RemovableHandle, the global
+    hook functions) are looked up where torch keeps them.
+    """
+
+    def __init__(self, name):
+        self.name = name
+        if name == "mininn":
+            import mininn
+
+            self._places = [mininn]
+        else:
+            import torch.nn.modules.module as module
+            import torch.utils.hooks as hooks
+
+            self._places = [torch.nn, module, hooks]
+
+    def __getattr__(self, attr):
+        for place in self._places:
+            if hasattr(place, attr):
+                return getattr(place, attr)
+        raise AttributeError(f"{self.name} has no {attr!r}")
+
+    def __repr__(self):
+        return self.name
+
+
+BACKENDS = ["torch.nn", "mininn"]
+
+
+@pytest.fixture(params=BACKENDS)
+def nn(request):
+    """One backend; a test using it runs once per backend."""
+    return Backend(request.param)
+
+
+@pytest.fixture
+def both():
+    """(torch.nn, mininn), for tests that compare the two directly."""
+    return Backend("torch.nn"), Backend("mininn")

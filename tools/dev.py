@@ -1,0 +1,103 @@
+"""One entry point for readers, contributors and CI. Needs only Python 3.11:
+the first run creates .venv/ and installs requirements.txt into it.
+
+    python3 tools/dev.py book        build the website -> _build/html/index.html
+    python3 tools/dev.py test        run the whole test suite (pytest args ok)
+    python3 tools/dev.py lab         open the chapters in JupyterLab
+    python3 tools/dev.py export      notebooks -> book/mininn/
+    python3 tools/dev.py outputs     re-run notebooks in fresh kernels
+                                     (all, or the ones named after it)
+    python3 tools/dev.py bench       mininn vs torch.nn timings
+"""
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+STAMP = VENV / ".installed"
+REQUIREMENTS = ROOT / "requirements.txt"
+
+
+def run(*cmd, **kwargs):
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    return subprocess.run([str(c) for c in cmd], cwd=ROOT, **kwargs).returncode
+
+
+def setup():
+    """Create .venv and install the pins, unless that is already done."""
+    fresh = STAMP.exists() and STAMP.stat().st_mtime >= REQUIREMENTS.stat().st_mtime
+    if fresh:
+        return
+    if not (BIN / "python").exists():
+        venv.create(VENV, with_pip=True)
+    python = BIN / "python"
+    for cmd in (
+        [python, "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
+        [python, "-m", "pip", "install", "--quiet", "-r", REQUIREMENTS],
+        [python, "-m", "pip", "check"],
+    ):
+        if run(*cmd) != 0:
+            sys.exit("setup failed: see the pip output above")
+    STAMP.touch()
+
+
+def browser():
+    """The site tests drive Debian's chromium; install it where we can."""
+    if Path("/usr/bin/chromium").exists():
+        return
+    script = ROOT / ".ci" / "install-browser"
+    if script.exists() and hasattr(os, "geteuid") and os.geteuid() == 0:
+        run("bash", script)
+    else:
+        print("note: /usr/bin/chromium is missing; install Debian's `chromium`"
+              " package for the browser tests", flush=True)
+
+
+def notebooks(names):
+    return names or sorted(str(p.relative_to(ROOT))
+                           for p in (ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+
+
+def main(argv):
+    command, rest = (argv[0], argv[1:]) if argv else ("help", [])
+    python = BIN / "python"
+    if command == "help" or command not in COMMANDS:
+        print(__doc__)
+        return 0 if command == "help" else 2
+    setup()
+    if command == "setup":
+        return 0
+    if command == "test":
+        browser()
+        return run(python, "-m", "pytest", *rest)
+    if command == "book":
+        code = run(BIN / "jupyter-book", "build", "-W", "-n", "--keep-going",
+                   ".", *rest)
+        if code == 0:
+            print("\nOpen _build/html/index.html in your browser.")
+        return code
+    if command == "lab":
+        return run(BIN / "jupyter", "lab", "--notebook-dir=book", *rest)
+    if command == "export":
+        return run(python, "tools/export.py", *rest)
+    if command == "outputs":  # fresh kernel each, no timing metadata stored
+        return run(BIN / "jupyter", "nbconvert", "--to", "notebook",
+                   "--execute", "--inplace",
+                   "--ExecutePreprocessor.kernel_name=python3",
+                   "--ExecutePreprocessor.record_timing=False",
+                   "--ExecutePreprocessor.timeout=600", *notebooks(rest))
+    if command == "bench":
+        return run(python, "benchmarks/bench.py", *rest)
+    return 2
+
+
+COMMANDS = {"help", "setup", "test", "book", "lab", "export", "outputs",
+            "bench"}
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
