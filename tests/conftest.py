@@ -11,6 +11,11 @@ BOOK = ROOT / "book"
 sys.path.insert(0, str(BOOK))  # `import mininn` and the book's helpers
 
 
+class ShareTorchTensors:
+    Parameter = torch.nn.Parameter
+    Buffer = torch.nn.Buffer
+
+
 class Backend:
     """torch.nn or mininn behind one face: `nn.Linear`, `nn.Module`, ...
 
@@ -23,7 +28,8 @@ class Backend:
         if name == "mininn":
             import mininn
 
-            self._places = [mininn]
+            # Parameter and Buffer are torch's own classes in mininn too
+            self._places = [mininn, ShareTorchTensors]
         else:
             import torch.nn.modules.module as module
             import torch.utils.hooks as hooks
