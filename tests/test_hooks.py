@@ -1,0 +1,789 @@
+"""Chapter 4, hooks: each test body runs on torch.nn and on mininn.
+
+Hook ids differ between the backends (each keeps its own counter), so the
+tests compare what ids mean, never their values. Global hooks are always
+removed in a `finally`, so no test leaks one into the next.
+"""
+import warnings
+from collections import OrderedDict
+
+import pytest
+import torch
+
+
+def make_scale(nn):
+    """A one-parameter module: forward(x, bias=0.0) = x * w + bias."""
+
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.tensor([2.0, 3.0]))
+
+        def forward(self, x, bias=0.0):
+            return x * self.w + bias
+
+    return Scale()
+
+
+def make_two_step(nn):
+    """A module whose forward has two ops: (x * w).sin()."""
+
+    class TwoStep(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.tensor([0.5, -1.0]))
+
+        def forward(self, x, y=None, scale=1.0):
+            out = (x * self.w).sin() * scale
+            return out if y is None else out + y
+
+    return TwoStep()
+
+
+def make_nested(nn):
+    """outer(a(x), inner(b(...))): a small tree for order and trace tests."""
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = make_scale(nn)
+            self.inner = make_scale(nn)
+
+        def forward(self, x):
+            return self.inner(self.a(x))
+
+    return Outer()
+
+
+def names(model):
+    return {id(m): n or "root" for n, m in (
+        ("", model), ("a", model.a), ("inner", model.inner))}
+
+
+def shapes(items):
+    return tuple(None if t is None else tuple(t.shape) for t in items)
+
+
+# ---------------------------------------------------------------- handles
+
+
+def test_handle_ids_count_up_by_one(nn):
+    m = make_scale(nn)
+    first = m.register_forward_hook(lambda *a: None)
+    second = m.register_forward_pre_hook(lambda *a: None)
+    assert second.id == first.id + 1
+
+
+def test_handle_id_is_the_key_of_the_hook(nn):
+    m = make_scale(nn)
+    hook = lambda *a: None  # noqa: E731
+    handle = m.register_forward_hook(hook)
+    assert list(m._forward_hooks.items()) == [(handle.id, hook)]
+
+
+def test_handle_remove_deletes_the_hook_and_its_flags(nn):
+    m = make_scale(nn)
+    handle = m.register_forward_hook(
+        lambda *a: None, with_kwargs=True, always_call=True)
+    assert handle.id in m._forward_hooks_with_kwargs
+    assert handle.id in m._forward_hooks_always_called
+    handle.remove()
+    assert not (m._forward_hooks or m._forward_hooks_with_kwargs
+                or m._forward_hooks_always_called)
+
+
+def test_pre_hook_handle_remove_deletes_its_with_kwargs_flag(nn):
+    m = make_scale(nn)
+    handle = m.register_forward_pre_hook(lambda *a: None, with_kwargs=True)
+    handle.remove()
+    assert not (m._forward_pre_hooks or m._forward_pre_hooks_with_kwargs)
+
+
+def test_handle_remove_twice_is_harmless(nn):
+    m = make_scale(nn)
+    handle = m.register_forward_hook(lambda *a: None)
+    handle.remove()
+    handle.remove()
+    assert len(m._forward_hooks) == 0
+
+
+def test_handle_as_context_manager_removes_on_exit(nn):
+    m, seen = make_scale(nn), []
+    with m.register_forward_hook(lambda *a: seen.append(1)) as handle:
+        m(torch.ones(2))
+        assert isinstance(handle, nn.RemovableHandle)
+    m(torch.ones(2))
+    assert seen == [1]
+
+
+def test_handle_does_not_keep_its_hooks_dict_alive(nn):
+    handle = nn.RemovableHandle(OrderedDict(), extra_dict=[OrderedDict()])
+    assert handle.hooks_dict_ref() is None
+    assert handle.extra_dict_ref[0]() is None
+    handle.remove()  # a dead dict is skipped, not an error
+
+
+def test_handle_extra_dict_may_be_one_dict_or_a_list(nn):
+    main, one, two = OrderedDict(), OrderedDict(), OrderedDict()
+    single = nn.RemovableHandle(main, extra_dict=one)
+    several = nn.RemovableHandle(main, extra_dict=[one, two])
+    assert len(single.extra_dict_ref) == 1
+    assert len(several.extra_dict_ref) == 2
+    for handle in (single, several):
+        main[handle.id] = one[handle.id] = two[handle.id] = True
+        handle.remove()
+    assert not (main or one)
+    assert list(two) == [single.id]  # not in the single handle's dicts
+
+
+def test_plain_dict_cannot_hold_handles(nn):
+    with pytest.raises(TypeError,
+                       match="cannot create weak reference to 'dict' object"):
+        nn.RemovableHandle({})
+
+
+def test_hook_may_remove_itself_while_running(nn):
+    m, seen = make_scale(nn), []
+
+    def once(module, args, output):
+        seen.append("once")
+        handle.remove()
+
+    handle = m.register_forward_hook(once)
+    m.register_forward_hook(lambda *a: seen.append("after"))
+    m(torch.ones(2))
+    m(torch.ones(2))
+    assert seen == ["once", "after", "after"]
+
+
+def test_hook_removed_by_an_earlier_hook_still_runs_that_call(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_pre_hook(lambda *a: second.remove())
+    second = m.register_forward_pre_hook(lambda *a: seen.append("second"))
+    m(torch.ones(2))
+    m(torch.ones(2))
+    assert seen == ["second"]
+
+
+def test_hook_added_by_a_hook_runs_from_the_next_call(nn):
+    m, seen = make_scale(nn), []
+
+    def adder(module, args):
+        if not seen:
+            module.register_forward_pre_hook(lambda *a: seen.append("new"))
+        seen.append("adder")
+
+    m.register_forward_pre_hook(adder)
+    m(torch.ones(2))
+    m(torch.ones(2))
+    assert seen == ["adder", "adder", "new"]
+
+
+def test_module_without_hooks_still_calls_forward(nn):
+    m = make_scale(nn)
+    assert torch.equal(m(torch.ones(2), bias=1.0), torch.tensor([3.0, 4.0]))
+
+
+# ----------------------------------------------------- forward pre-hooks
+
+
+def test_forward_pre_hook_sees_positional_args_only(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_pre_hook(lambda mod, args: seen.append((mod, args)))
+    x = torch.ones(2)
+    m(x, bias=1.0)
+    assert seen[0][0] is m
+    assert len(seen[0][1]) == 1 and seen[0][1][0] is x
+
+
+def test_forward_pre_hook_single_return_is_wrapped_in_a_tuple(nn):
+    m = make_scale(nn)
+    m.register_forward_pre_hook(lambda mod, args: args[0] * 10)
+    assert torch.equal(m(torch.ones(2)), torch.tensor([20.0, 30.0]))
+
+
+def test_forward_pre_hook_list_return_becomes_one_argument(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_pre_hook(lambda mod, args: [args[0]])
+    m.register_forward_pre_hook(lambda mod, args: seen.append(args))
+    with pytest.raises(TypeError):
+        m(torch.ones(2))  # forward gets a list, and list * tensor fails
+    assert isinstance(seen[0], tuple) and isinstance(seen[0][0], list)
+
+
+def test_forward_pre_hook_tuple_return_replaces_all_args(nn):
+    m = make_scale(nn)
+    m.register_forward_pre_hook(
+        lambda mod, args: (args[0], torch.tensor(1.0)))
+    assert torch.equal(m(torch.ones(2)), torch.tensor([3.0, 4.0]))
+
+
+def test_forward_pre_hooks_run_in_registration_order(nn):
+    m, seen = make_scale(nn), []
+    for name in "abc":
+        m.register_forward_pre_hook(lambda *a, n=name: seen.append(n))
+    m(torch.ones(2))
+    assert seen == ["a", "b", "c"]
+
+
+def test_forward_pre_hooks_chain_their_replacements(nn):
+    m = make_scale(nn)
+    m.register_forward_pre_hook(lambda mod, args: args[0] + 1)
+    m.register_forward_pre_hook(lambda mod, args: args[0] * 10)
+    assert torch.equal(m(torch.ones(2)), torch.tensor([40.0, 60.0]))
+
+
+def test_prepend_puts_a_forward_pre_hook_first(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_pre_hook(lambda *a: seen.append("a"))
+    m.register_forward_pre_hook(lambda *a: seen.append("b"), prepend=True)
+    m.register_forward_pre_hook(lambda *a: seen.append("c"), prepend=True)
+    m(torch.ones(2))
+    assert seen == ["c", "b", "a"]
+
+
+def test_with_kwargs_pre_hook_receives_kwargs(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_pre_hook(
+        lambda mod, args, kwargs: seen.append(dict(kwargs)),
+        with_kwargs=True)
+    m(torch.ones(2), bias=5.0)
+    assert seen == [{"bias": 5.0}]
+
+
+def test_with_kwargs_pre_hook_replaces_args_and_kwargs(nn):
+    m = make_scale(nn)
+    m.register_forward_pre_hook(
+        lambda mod, args, kwargs: ((args[0] * 0,), {"bias": 7.0}),
+        with_kwargs=True)
+    assert torch.equal(m(torch.ones(2), bias=1.0), torch.tensor([7.0, 7.0]))
+
+
+def test_with_kwargs_pre_hook_bad_return_raises(nn):
+    m = make_scale(nn)
+    m.register_forward_pre_hook(lambda *a: "oops", with_kwargs=True)
+    with pytest.raises(RuntimeError) as info:
+        m(torch.ones(2))
+    assert str(info.value) == (
+        "forward pre-hook must return None or a tuple of (new_args, "
+        "new_kwargs), but got oops.")
+
+
+def test_with_kwargs_pre_hook_tuple_of_three_raises(nn):
+    m = make_scale(nn)
+    m.register_forward_pre_hook(lambda *a: (1, 2, 3), with_kwargs=True)
+    with pytest.raises(RuntimeError, match=r"but got \(1, 2, 3\)\.$"):
+        m(torch.ones(2))
+
+
+# --------------------------------------------------------- forward hooks
+
+
+def test_forward_hook_sees_args_and_output(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_hook(lambda mod, args, out: seen.append((args, out)))
+    x = torch.ones(2)
+    y = m(x, bias=1.0)
+    (args, out), = seen
+    assert args == (x,) and out is y
+
+
+def test_forward_hook_return_replaces_output(nn):
+    m = make_scale(nn)
+    m.register_forward_hook(lambda mod, args, out: "replaced")
+    m.register_forward_hook(lambda mod, args, out: None)
+    assert m(torch.ones(2)) == "replaced"
+
+
+def test_forward_hook_sees_args_replaced_by_pre_hook(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_pre_hook(lambda mod, args: torch.zeros(2))
+    m.register_forward_hook(lambda mod, args, out: seen.append(args))
+    m(torch.ones(2))
+    assert torch.equal(seen[0][0], torch.zeros(2))
+
+
+def test_forward_hooks_chain_their_replacements(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_hook(lambda mod, args, out: out + 1)
+    m.register_forward_hook(lambda mod, args, out: seen.append(out))
+    y = m(torch.ones(2))
+    assert torch.equal(seen[0], torch.tensor([3.0, 4.0]))
+    assert torch.equal(y, torch.tensor([3.0, 4.0]))
+
+
+def test_with_kwargs_forward_hook_receives_kwargs(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_hook(
+        lambda mod, args, kwargs, out: seen.append((len(args), kwargs)),
+        with_kwargs=True)
+    m(torch.ones(2), bias=2.0)
+    assert seen == [(1, {"bias": 2.0})]
+
+
+def test_prepend_puts_a_forward_hook_first(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_hook(lambda *a: seen.append("a"))
+    m.register_forward_hook(lambda *a: seen.append("b"), prepend=True)
+    m(torch.ones(2))
+    assert seen == ["b", "a"]
+
+
+def test_always_call_hook_runs_when_forward_raises(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_hook(lambda *a: seen.append("plain"))
+    m.register_forward_hook(lambda mod, args, out: seen.append(out),
+                            always_call=True)
+    with pytest.raises(RuntimeError, match="size of tensor a"):
+        m(torch.ones(3))
+    assert seen == [None]
+
+
+def test_always_call_hook_runs_when_a_pre_hook_raises(nn):
+    m, seen = make_scale(nn), []
+
+    def boom(module, args):
+        raise ValueError("pre-hook failed")
+
+    m.register_forward_pre_hook(boom)
+    m.register_forward_hook(lambda *a: seen.append("always"),
+                            always_call=True)
+    with pytest.raises(ValueError, match="pre-hook failed"):
+        m(torch.ones(2))
+    assert seen == ["always"]
+
+
+def test_always_call_hook_runs_once_when_a_later_hook_raises(nn):
+    m, seen = make_scale(nn), []
+
+    def boom(module, args, out):
+        raise KeyError("late")
+
+    m.register_forward_hook(lambda *a: seen.append("always"),
+                            always_call=True)
+    m.register_forward_hook(boom)
+    with pytest.raises(KeyError):
+        m(torch.ones(2))
+    assert seen == ["always"]
+
+
+def test_always_call_hook_sees_replacements_made_before_the_error(nn):
+    m, seen = make_scale(nn), []
+
+    def boom(module, args, out):
+        raise KeyError("late")
+
+    m.register_forward_pre_hook(lambda mod, args: torch.zeros(2))
+    m.register_forward_hook(lambda mod, args, out: "first")
+    m.register_forward_hook(boom)
+    m.register_forward_hook(lambda mod, args, out: seen.append((args, out)),
+                            always_call=True)
+    with pytest.raises(KeyError):
+        m(torch.ones(2))
+    (args, out), = seen
+    assert torch.equal(args[0], torch.zeros(2)) and out == "first"
+
+
+def test_with_kwargs_always_call_hook_gets_kwargs_after_error(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_hook(
+        lambda mod, args, kwargs, out: seen.append(kwargs),
+        with_kwargs=True, always_call=True)
+    with pytest.raises(RuntimeError):
+        m(torch.ones(3), bias=1.0)
+    assert seen == [{"bias": 1.0}]
+
+
+def test_failing_always_call_hook_becomes_a_warning(nn):
+    m = make_scale(nn)
+
+    def bad(module, args, out):
+        raise ValueError("hook broke")
+
+    m.register_forward_hook(bad, always_call=True)
+    with pytest.warns(UserWarning) as record:
+        with pytest.raises(RuntimeError, match="size of tensor a"):
+            m(torch.ones(3))
+    assert str(record[0].message) == (
+        "module forward hook with ``always_call=True`` raised an exception "
+        "that was silenced as another error was raised in forward: "
+        "hook broke")
+
+
+def test_forward_raises_without_always_call_hooks_running_others(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_pre_hook(lambda *a: seen.append("pre"))
+    m.register_forward_hook(lambda *a: seen.append("post"))
+    with pytest.raises(RuntimeError):
+        m(torch.ones(3))
+    assert seen == ["pre"]
+
+
+# ---------------------------------------------------------- global hooks
+
+
+def test_global_pre_hook_runs_before_a_prepended_module_hook(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_pre_hook(lambda *a: seen.append("module"),
+                                prepend=True)
+    handle = nn.register_module_forward_pre_hook(
+        lambda *a: seen.append("global"))
+    try:
+        m(torch.ones(2))
+    finally:
+        handle.remove()
+    assert seen == ["global", "module"]
+
+
+def test_global_forward_hook_runs_before_a_prepended_module_hook(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_hook(lambda *a: seen.append("module"), prepend=True)
+    handle = nn.register_module_forward_hook(
+        lambda *a: seen.append("global"))
+    try:
+        m(torch.ones(2))
+    finally:
+        handle.remove()
+    assert seen == ["global", "module"]
+
+
+def test_global_forward_hook_fires_for_every_module_inner_first(nn):
+    model, seen = make_nested(nn), []
+    where = names(model)
+    handle = nn.register_module_forward_hook(
+        lambda mod, args, out: seen.append(where[id(mod)]))
+    try:
+        model(torch.ones(2))
+    finally:
+        handle.remove()
+    model(torch.ones(2))
+    assert seen == ["a", "inner", "root"]
+
+
+def test_global_forward_pre_hook_replaces_input(nn):
+    m = make_scale(nn)
+    handle = nn.register_module_forward_pre_hook(
+        lambda mod, args: args[0] * 2)
+    try:
+        y = m(torch.ones(2))
+    finally:
+        handle.remove()
+    assert torch.equal(y, torch.tensor([4.0, 6.0]))
+
+
+def test_global_forward_hook_with_kwargs_receives_kwargs(nn):
+    m, seen = make_scale(nn), []
+    handle = nn.register_module_forward_hook(
+        lambda mod, args, kwargs, out: seen.append(kwargs), with_kwargs=True)
+    try:
+        m(torch.ones(2), bias=3.0)
+    finally:
+        handle.remove()
+    assert seen == [{"bias": 3.0}]
+
+
+def test_global_always_call_hook_gets_no_kwargs_after_error(nn):
+    m, seen = make_scale(nn), []
+    handle = nn.register_module_forward_hook(
+        lambda *a: seen.append(len(a)), with_kwargs=True, always_call=True)
+    try:
+        m(torch.ones(2), bias=1.0)
+        with pytest.raises(RuntimeError):
+            m(torch.ones(3), bias=1.0)
+    finally:
+        handle.remove()
+    assert seen == [4, 3]  # torch's quirk: kwargs are dropped on error
+
+
+def test_global_always_call_hook_runs_before_module_ones_after_error(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_hook(lambda *a: seen.append("module"),
+                            always_call=True)
+    handle = nn.register_module_forward_hook(
+        lambda *a: seen.append("global"), always_call=True)
+    try:
+        with pytest.raises(RuntimeError):
+            m(torch.ones(3))
+    finally:
+        handle.remove()
+    assert seen == ["global", "module"]
+
+
+def test_global_hook_handle_removes_it_from_every_module(nn):
+    m, seen = make_scale(nn), []
+    with nn.register_module_forward_pre_hook(lambda *a: seen.append(1)):
+        m(torch.ones(2))
+    m(torch.ones(2))
+    assert seen == [1]
+
+
+# -------------------------------------------------------- backward hooks
+
+
+def test_full_backward_hook_gets_grad_input_and_grad_output(nn):
+    m, seen = make_two_step(nn), []
+    m.register_full_backward_hook(
+        lambda mod, gin, gout: seen.append((mod, gin, gout)))
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = m(x)
+    y.backward(torch.tensor([1.0, 10.0]))
+    (mod, gin, gout), = seen
+    assert mod is m
+    assert torch.equal(gout[0], torch.tensor([1.0, 10.0]))
+    assert torch.equal(gin[0], x.grad)  # the gradient w.r.t. the input
+
+
+def test_backward_pre_hook_runs_before_backward_hook(nn):
+    m, seen = make_two_step(nn), []
+    m.register_full_backward_hook(lambda *a: seen.append("hook"))
+    m.register_full_backward_pre_hook(lambda *a: seen.append("pre"))
+    m(torch.ones(2, requires_grad=True)).sum().backward()
+    assert seen == ["pre", "hook"]
+
+
+def test_backward_hook_grad_input_is_none_for_non_tensor_args(nn):
+    m, seen = make_two_step(nn), []
+    m.register_full_backward_hook(lambda mod, gin, gout: seen.append(gin))
+    x = torch.ones(2, requires_grad=True)
+    m(x, None, 3.0).sum().backward()
+    assert shapes(seen[0]) == ((2,), None, None)
+
+
+def test_backward_hook_grad_input_has_every_tensor_arg(nn):
+    m, seen = make_two_step(nn), []
+    m.register_full_backward_hook(lambda mod, gin, gout: seen.append(gin))
+    x = torch.ones(2, requires_grad=True)
+    m(x, torch.ones(2)).sum().backward()  # even one that needs no grad
+    assert shapes(seen[0]) == ((2,), (2,))
+
+
+def test_backward_hook_replacement_reaches_the_input(nn):
+    m = make_two_step(nn)
+    m.register_full_backward_hook(lambda mod, gin, gout: (gin[0] * 0 + 7,))
+    x = torch.ones(2, requires_grad=True)
+    m(x).sum().backward()
+    assert torch.equal(x.grad, torch.tensor([7.0, 7.0]))
+
+
+def test_backward_hook_does_not_change_parameter_grads(nn):
+    m = make_two_step(nn)
+    x = torch.ones(2, requires_grad=True)
+    m(x).sum().backward()
+    expected = m.w.grad.clone()
+    m.w.grad = None
+    m.register_full_backward_hook(lambda mod, gin, gout: (gin[0] * 0,))
+    m(x).sum().backward()
+    assert torch.equal(m.w.grad, expected)
+
+
+def test_backward_pre_hook_replacement_reaches_the_parameters(nn):
+    m = make_two_step(nn)
+    m.register_full_backward_pre_hook(lambda mod, gout: (gout[0] * 2,))
+    x = torch.ones(2, requires_grad=True)
+    m(x).sum().backward()
+    w = m.w.detach()
+    assert torch.allclose(m.w.grad, 2 * torch.cos(x.detach() * w))
+
+
+def test_backward_hooks_chain_their_replacements(nn):
+    m, seen = make_two_step(nn), []
+    m.register_full_backward_hook(lambda mod, gin, gout: (gin[0] * 0 + 1,))
+    m.register_full_backward_hook(lambda mod, gin, gout: seen.append(gin))
+    m(torch.ones(2, requires_grad=True)).sum().backward()
+    assert torch.equal(seen[0][0], torch.ones(2))
+
+
+def test_backward_hook_returning_wrong_length_raises(nn):
+    m = make_two_step(nn)
+    m.register_full_backward_hook(lambda mod, gin, gout: (None, None))
+    y = m(torch.ones(2, requires_grad=True))
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    assert str(info.value) == (
+        "Backward hook returned an invalid number of grad_input, "
+        "got 2, but expected 1")
+
+
+def test_backward_pre_hook_returning_wrong_length_raises(nn):
+    m = make_two_step(nn)
+    m.register_full_backward_pre_hook(lambda mod, gout: ())
+    y = m(torch.ones(2, requires_grad=True))
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    assert str(info.value) == (
+        "Backward pre hook returned an invalid number of grad_output, "
+        "got 0, but expected 1")
+
+
+def test_backward_hook_fires_on_outputs_when_no_input_needs_grad(nn):
+    m, seen = make_two_step(nn), []
+    m.register_full_backward_hook(lambda mod, gin, gout: seen.append(gin))
+    y = m(torch.ones(2))
+    with pytest.warns(UserWarning, match="^Full backward hook is firing "
+                      "when gradients are computed with respect to module "
+                      "outputs since no inputs require gradients"):
+        y.sum().backward()
+    assert seen == [(None,)]
+
+
+def test_backward_hook_without_input_grads_must_return_none(nn):
+    m = make_two_step(nn)
+    m.register_full_backward_hook(lambda mod, gin, gout: (torch.ones(2),))
+    y = m(torch.ones(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+    assert str(info.value) == (
+        "Backward hook for Modules where no input requires gradient should "
+        "always return None or None for all gradients.")
+
+
+def test_backward_hooks_do_not_fire_under_no_grad(nn):
+    m, seen = make_two_step(nn), []
+    m.register_full_backward_pre_hook(lambda *a: seen.append("pre"))
+    with torch.no_grad():
+        y = m(torch.ones(2, requires_grad=True))
+    assert y.grad_fn is None and seen == []
+
+
+def test_backward_hook_makes_the_output_a_view_of_a_hook_node(nn):
+    m = make_two_step(nn)
+    m.register_full_backward_hook(lambda *a: None)
+    y = m(torch.ones(2, requires_grad=True))
+    assert y._is_view()
+    assert y.grad_fn.name() == "BackwardHookFunctionBackward"
+
+
+def test_backward_hook_with_non_tensor_output_warns(nn):
+    class DictOut(nn.Module):
+        def forward(self, x):
+            return {"y": x * 2}
+
+    m = DictOut()
+    m.register_full_backward_hook(lambda *a: None)
+    with pytest.warns(UserWarning) as record:
+        m(torch.ones(2, requires_grad=True))
+    assert str(record[0].message) == (
+        "For backward hooks to be called, module output should be a Tensor "
+        "or a tuple of Tensors but received <class 'dict'>")
+
+
+def test_grad_output_is_none_for_non_tensor_outputs(nn):
+    class Pair(nn.Module):
+        def forward(self, x):
+            return x * 2, "label", x * 3
+
+    m, seen = Pair(), []
+    m.register_full_backward_pre_hook(lambda mod, gout: seen.append(gout))
+    y, _, z = m(torch.ones(2, requires_grad=True))
+    (y + z).sum().backward()
+    assert shapes(seen[0]) == ((2,), None, (2,))
+
+
+def test_backward_hook_order_is_global_then_module_with_prepend(nn):
+    m, seen = make_two_step(nn), []
+    m.register_full_backward_hook(lambda *a: seen.append("a"))
+    m.register_full_backward_hook(lambda *a: seen.append("b"), prepend=True)
+    m.register_full_backward_pre_hook(lambda *a: seen.append("pa"))
+    m.register_full_backward_pre_hook(lambda *a: seen.append("pb"),
+                                      prepend=True)
+    handles = [
+        nn.register_module_full_backward_hook(lambda *a: seen.append("g")),
+        nn.register_module_full_backward_pre_hook(
+            lambda *a: seen.append("pg")),
+    ]
+    try:
+        m(torch.ones(2, requires_grad=True)).sum().backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+    assert seen == ["pg", "pb", "pa", "g", "b", "a"]
+
+
+def test_global_backward_hooks_fire_outer_module_first(nn):
+    model, seen = make_nested(nn), []
+    where = names(model)
+    handles = [
+        nn.register_module_full_backward_pre_hook(
+            lambda mod, gout: seen.append(("pre", where[id(mod)]))),
+        nn.register_module_full_backward_hook(
+            lambda mod, gin, gout: seen.append(("hook", where[id(mod)]))),
+    ]
+    try:
+        model(torch.ones(2, requires_grad=True)).sum().backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+    assert seen == [("pre", "root"), ("pre", "inner"), ("hook", "inner"),
+                    ("pre", "a"), ("hook", "a"), ("hook", "root")]
+
+
+def test_backward_hook_registered_after_forward_does_not_fire(nn):
+    m, seen = make_two_step(nn), []
+    y = m(torch.ones(2, requires_grad=True))
+    m.register_full_backward_hook(lambda *a: seen.append(1))
+    y.sum().backward()
+    assert seen == []
+
+
+def test_register_full_backward_hook_sets_the_full_flag(nn):
+    m = make_two_step(nn)
+    assert m._is_full_backward_hook is None
+    m.register_full_backward_hook(lambda *a: None)
+    assert m._is_full_backward_hook is True
+
+
+def test_old_register_backward_hook_is_left_out_of_mininn(nn):
+    # Deliberate difference: the deprecated non-full hook is not rebuilt.
+    has_old = hasattr(nn.Module, "register_backward_hook")
+    assert has_old == (nn.name == "torch.nn")
+
+
+def test_backward_hook_keeps_a_namedtuple_output_type(nn):
+    from collections import namedtuple
+
+    Pair = namedtuple("Pair", "double triple")
+
+    class Twice(nn.Module):
+        def forward(self, x):
+            return Pair(x * 2, x * 3)
+
+    m = Twice()
+    m.register_full_backward_hook(lambda *a: None)
+    out = m(torch.ones(2, requires_grad=True))
+    assert type(out) is Pair
+    assert out.double.grad_fn.name() == "BackwardHookFunctionBackward"
+
+
+def test_grad_input_covers_positional_args_only(nn):
+    m, seen = make_two_step(nn), []
+    m.register_full_backward_hook(lambda mod, gin, gout: seen.append(gin))
+    x = torch.ones(2, requires_grad=True)
+    m(x, y=torch.ones(2, requires_grad=True)).sum().backward()
+    assert shapes(seen[0]) == ((2,),)
+
+
+def test_handles_pickle_on_torch_only(nn):
+    # Deliberate difference: torch's handle defines __getstate__; ours
+    # holds plain weak references, which cannot be pickled.
+    import pickle
+
+    m = make_scale(nn)
+    handle = m.register_forward_hook(print)
+    if nn.name == "torch.nn":
+        assert pickle.loads(pickle.dumps(handle)).id == handle.id
+    else:
+        with pytest.raises(TypeError, match="cannot pickle"):
+            pickle.dumps(handle)
+
+
+def test_handle_ids_come_from_the_backends_own_counter(nn):
+    # Deliberate difference: mininn counts its own ids, so an id means the
+    # same on both backends but its value differs from torch's.
+    import torch.utils.hooks
+
+    before = torch.utils.hooks.RemovableHandle.next_id
+    nn.RemovableHandle(OrderedDict())
+    moved = torch.utils.hooks.RemovableHandle.next_id - before
+    assert moved == (1 if nn.name == "torch.nn" else 0)
