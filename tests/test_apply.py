@@ -1,0 +1,428 @@
+"""Chapter 5, differential: _apply and the conversions built on it (cpu,
+to, float, double, half, bfloat16, type, to_empty, share_memory), each test
+body run on torch.nn and on mininn; `both` tests compare the two directly."""
+import warnings
+import weakref
+
+import pytest
+import torch
+from torch.nn import Buffer, Parameter
+
+
+def make_net(nn):
+    """Two children with float and integer parameters and buffers, None
+    slots, and a parameter of the root: everything _apply has to visit."""
+
+    class Leaf(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = Parameter(torch.randn(3, 2))
+            self.bias = Parameter(torch.randn(3))
+            self.index = Parameter(torch.arange(3), requires_grad=False)
+            self.register_parameter("unused", None)
+            self.running = Buffer(torch.rand(3))
+            self.count = Buffer(torch.tensor(0))
+            self.register_buffer("nothing", None)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = Leaf()
+            self.b = Leaf()
+            self.scale = Parameter(torch.ones(1))
+
+    torch.manual_seed(0)
+    return Net()
+
+
+def with_grads(net):
+    """`net` after one backward pass: every float parameter has a grad."""
+    loss = sum((p.float() ** 2).sum() for p in net.parameters()
+               if p.requires_grad)
+    loss.backward()
+    return net
+
+
+def tensors(net):
+    """(name, tensor) for every parameter, grad and buffer of `net`."""
+    out = []
+    for name, p in net.named_parameters():
+        out.append((name, p))
+        if p.grad is not None:
+            out.append((name + ".grad", p.grad))
+    return out + list(net.named_buffers())
+
+
+def snapshot(net, convert):
+    """(name, same object as before?, dtype, device) after `convert`."""
+    before = dict(tensors(net))
+    assert convert(net) is net
+    return [(name, t is before[name], t.dtype, t.device.type)
+            for name, t in tensors(net)]
+
+
+CONVERSIONS = {
+    "float": lambda m: m.float(),
+    "double": lambda m: m.double(),
+    "half": lambda m: m.half(),
+    "bfloat16": lambda m: m.bfloat16(),
+    "cpu": lambda m: m.cpu(),
+    "type_dtype": lambda m: m.type(torch.float64),
+    "type_name": lambda m: m.type("torch.DoubleTensor"),
+    "to_device": lambda m: m.to("cpu"),
+    "to_device_object": lambda m: m.to(torch.device("cpu")),
+    "to_dtype": lambda m: m.to(torch.float16),
+    "to_device_dtype": lambda m: m.to("cpu", torch.float64),
+    "to_keywords": lambda m: m.to(device="cpu", dtype=torch.bfloat16),
+    "to_tensor": lambda m: m.to(torch.zeros(1, dtype=torch.float64)),
+    "to_non_blocking": lambda m: m.to("cpu", non_blocking=True),
+    "to_complex": lambda m: m.to(torch.cfloat),
+    "to_meta": lambda m: m.to("meta"),
+    "to_empty_meta": lambda m: m.to_empty(device="meta"),
+    "to_empty_cpu": lambda m: m.to_empty(device="cpu"),
+    "share_memory": lambda m: m.share_memory(),
+}
+# torch warns on every complex cast; the warning has its own test
+quiet = pytest.mark.filterwarnings("ignore:Complex modules")
+
+
+@quiet
+@pytest.mark.parametrize("label", CONVERSIONS)
+def test_conversion_matches_torch_on_every_param_grad_and_buffer(both,
+                                                                  label):
+    convert = CONVERSIONS[label]
+    real, mini = both
+    theirs = snapshot(with_grads(make_net(real)), convert)
+    ours = snapshot(with_grads(make_net(mini)), convert)
+    assert ours == theirs
+
+
+@quiet
+@pytest.mark.parametrize("label", CONVERSIONS)
+def test_conversion_without_grads_matches_torch(both, label):
+    convert = CONVERSIONS[label]
+    real, mini = both
+    assert snapshot(make_net(mini), convert) == snapshot(make_net(real),
+                                                         convert)
+
+
+@pytest.mark.parametrize("label", ["float", "double", "half", "bfloat16",
+                                   "cpu", "type_dtype", "to_dtype",
+                                   "to_device_dtype", "share_memory"])
+def test_conversion_keeps_every_parameter_and_grad_object(nn, label):
+    net = with_grads(make_net(nn))
+    params = list(net.parameters())
+    grads = [p.grad for p in params]
+    CONVERSIONS[label](net)
+    assert all(a is b for a, b in zip(params, net.parameters()))
+    assert all(p.grad is g for p, g in zip(net.parameters(), grads))
+
+
+def test_cast_converts_the_grad_with_its_parameter(nn):
+    net = with_grads(make_net(nn)).half()
+    assert net.a.weight.dtype == net.a.weight.grad.dtype == torch.float16
+
+
+def test_cast_keeps_the_values(nn):
+    net = make_net(nn)
+    expected = net.a.weight.detach().clone().double()
+    net.double()
+    assert torch.equal(net.a.weight.detach(), expected)
+
+
+@pytest.mark.parametrize("cast", [lambda m: m.half(), lambda m: m.float(),
+                                  lambda m: m.double(),
+                                  lambda m: m.bfloat16(),
+                                  lambda m: m.to(torch.half)])
+def test_integer_buffer_and_parameter_keep_their_dtype(nn, cast):
+    net = cast(make_net(nn))
+    assert net.a.count.dtype == torch.int64
+    assert net.a.index.dtype == torch.int64
+
+
+def test_type_casts_integer_buffers_too(nn):
+    net = make_net(nn).type(torch.float16)
+    assert net.a.count.dtype == torch.float16
+
+
+def test_changed_buffer_is_a_new_object_unchanged_one_is_not(nn):
+    net = make_net(nn)
+    running, count = net.a.running, net.a.count
+    net.double()
+    assert net.a.running is not running and net.a.count is count
+
+
+def sgd_step(params, lr=0.1):
+    """What torch.optim.SGD does to the parameters it holds (without the
+    seconds its first construction costs)."""
+    with torch.no_grad():
+        for p in params:
+            if p.grad is not None:
+                p -= lr * p.grad
+                p.grad = None
+
+
+def test_references_taken_before_a_cast_still_train_the_model(nn):
+    torch.manual_seed(0)
+    layer = nn.Linear(3, 1)
+    held = list(layer.parameters())  # what an optimizer keeps
+    layer.double()
+    before = layer.weight.detach().clone()
+    layer(torch.randn(4, 3, dtype=torch.float64)).sum().backward()
+    sgd_step(held)
+    assert not torch.equal(layer.weight.detach(), before)
+
+
+def test_training_after_double_matches_torch(both):
+    def losses(lib):
+        torch.manual_seed(0)
+        layer = lib.Linear(3, 1)
+        held = list(layer.parameters())
+        layer.double()
+        x = torch.randn(8, 3, dtype=torch.float64)
+        out = []
+        for _ in range(3):
+            loss = layer(x).pow(2).mean()
+            loss.backward()
+            sgd_step(held)
+            out.append(loss.item())
+        return out
+
+    real, mini = both
+    ours, theirs = losses(mini), losses(real)
+    assert ours == theirs and ours[-1] < ours[0]
+
+
+def test_apply_visits_children_first_then_params_grads_buffers(both):
+    def visits(lib):
+        seen = []
+
+        def fn(t):
+            seen.append((tuple(t.shape), t.dtype))
+            return t
+
+        net = with_grads(make_net(lib))
+        net._apply(fn)
+        return seen
+
+    real, mini = both
+    assert visits(mini) == visits(real)
+
+
+def test_apply_converts_a_shared_child_once(nn):
+    root = nn.Module()
+    child = make_net(nn).a
+    root.first, root.second = child, child
+    calls = []
+    root._apply(lambda t: calls.append(t) or t)
+    assert len(calls) == 5  # weight, bias, index, running, count
+
+
+def test_apply_recurse_false_leaves_children_alone(nn):
+    net = make_net(nn)
+    net._apply(lambda t: t.double() if t.is_floating_point() else t,
+               recurse=False)
+    assert net.scale.dtype == torch.float64
+    assert net.a.weight.dtype == torch.float32
+
+
+def test_to_empty_recurse_false_leaves_children_alone(nn):
+    net = make_net(nn).to_empty(device="meta", recurse=False)
+    assert net.scale.device.type == "meta"
+    assert net.a.weight.device.type == "cpu"
+
+
+def test_to_empty_keeps_shape_dtype_and_requires_grad(nn):
+    net = make_net(nn).to("meta").to_empty(device="cpu")
+    assert net.a.weight.shape == (3, 2) and net.a.weight.requires_grad
+    assert net.a.count.dtype == torch.int64
+    assert not net.a.index.requires_grad
+
+
+def test_to_empty_device_is_keyword_only(nn):
+    with pytest.raises(TypeError, match="positional argument"):
+        make_net(nn).to_empty("cpu")
+
+
+def test_to_meta_makes_new_parameters_and_moves_grads(nn):
+    net = with_grads(make_net(nn))
+    weight = net.a.weight
+    net.to("meta")
+    assert net.a.weight is not weight
+    assert type(net.a.weight) is Parameter and net.a.weight.requires_grad
+    assert net.a.weight.grad.device.type == "meta"
+    assert not net.a.index.requires_grad
+
+
+def test_to_from_meta_raises_and_points_to_to_empty(nn):
+    net = make_net(nn).to("meta")
+    with pytest.raises(NotImplementedError) as e:
+        net.to("cpu")
+    assert str(e.value) == (
+        "Cannot copy out of meta tensor; no data! Please use "
+        "torch.nn.Module.to_empty() instead of torch.nn.Module.to() when "
+        "moving module from meta to a different device.")
+
+
+def test_cpu_from_meta_raises_torchs_plain_message(nn):
+    net = make_net(nn).to("meta")
+    with pytest.raises(NotImplementedError,
+                       match="^Cannot copy out of meta tensor; no data!$"):
+        net.cpu()
+
+
+def test_to_rejects_an_integer_dtype(nn):
+    with pytest.raises(TypeError) as e:
+        make_net(nn).to(torch.long)
+    assert str(e.value) == ("nn.Module.to only accepts floating point or "
+                            "complex dtypes, but got desired "
+                            "dtype=torch.int64")
+
+
+def test_to_rejects_an_integer_dtype_given_by_keyword(nn):
+    with pytest.raises(TypeError, match="dtype=torch.uint8"):
+        make_net(nn).to(device="cpu", dtype=torch.uint8)
+
+
+def test_to_a_complex_dtype_warns(nn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make_net(nn).to(torch.cdouble)
+    assert [w.category for w in caught] == [UserWarning]
+    assert str(caught[0].message).startswith(
+        "Complex modules are a new feature under active development")
+
+
+def test_to_complex_warning_points_at_the_caller(nn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make_net(nn).to(torch.cfloat)
+    assert caught[0].filename == __file__
+
+
+BAD_TO = {
+    "two_dtypes": ((torch.float, torch.float), {}),
+    "bad_device": (("gpu",), {}),
+    "copy": (("cpu",), {"copy": True}),
+    "non_blocking_int": ((), {"non_blocking": 1}),
+    "unknown_keyword": (("cpu",), {"foo": 1}),
+    "dtype_twice": ((torch.float,), {"dtype": torch.half}),
+    "a_string_dtype": (("float64",), {}),
+}
+
+
+@pytest.mark.parametrize("label", BAD_TO)
+def test_to_bad_arguments_raise_like_torch(both, label):
+    args, kwargs = BAD_TO[label]
+    errors = []
+    for lib in both:
+        with pytest.raises(Exception) as e:
+            make_net(lib).to(*args, **kwargs)
+        errors.append((type(e.value), str(e.value)))
+    assert errors[0] == errors[1]
+
+
+def test_type_to_an_integer_fails_on_a_trainable_parameter(nn):
+    with pytest.raises(RuntimeError, match="data set to a tensor that "
+                       "requires gradients must be floating point"):
+        make_net(nn).type(torch.long)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a CPU build")
+def test_cuda_without_cuda_raises_torchs_error(both):
+    errors = []
+    for lib in both:
+        with pytest.raises(Exception) as e:
+            make_net(lib).cuda()
+        errors.append((type(e.value), str(e.value)))
+    assert errors[0] == errors[1]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_and_back_keep_objects_and_move_grads(nn):
+    net = with_grads(make_net(nn))
+    params = list(net.parameters())
+    net.cuda()
+    assert all(a is b for a, b in zip(params, net.parameters()))
+    assert net.a.weight.grad.device.type == "cuda"
+    assert net.a.count.device.type == "cuda"
+    assert net.a.count.dtype == torch.int64
+    net.to("cpu", non_blocking=True)
+    assert all(a is b for a, b in zip(params, net.parameters()))
+    assert net.a.weight.device.type == "cpu"
+
+
+def test_share_memory_shares_every_tensor(nn):
+    net = make_net(nn).share_memory()
+    assert all(t.is_shared() for _, t in tensors(net))
+
+
+def test_memory_format_applies_to_4d_tensors_only(nn):
+    module = nn.Module()
+    module.kernel = Parameter(torch.randn(4, 3, 2, 2))
+    module.bias = Parameter(torch.randn(4))
+    module.to(memory_format=torch.channels_last)
+    assert module.kernel.is_contiguous(memory_format=torch.channels_last)
+    assert module.kernel.stride() == (12, 1, 6, 3)
+    assert module.bias.shape == (4,)
+
+
+@pytest.fixture
+def flags():
+    """Switch torch's two conversion flags; always restore them."""
+    def set_flags(overwrite=False, swap=False):
+        torch.__future__.set_overwrite_module_params_on_conversion(overwrite)
+        torch.__future__.set_swap_module_params_on_conversion(swap)
+    yield set_flags
+    set_flags()
+
+
+def test_overwrite_flag_makes_new_parameters_even_for_a_cast(nn, flags):
+    flags(overwrite=True)
+    net = with_grads(make_net(nn))
+    weight, grad = net.a.weight, net.a.weight.grad
+    net.double()
+    assert net.a.weight is not weight and net.a.weight.grad is not grad
+    assert net.a.weight.grad.dtype == torch.float64
+
+
+def test_swap_flag_keeps_parameters_across_meta(nn, flags):
+    flags(swap=True)
+    net = with_grads(make_net(nn))
+    weight, grad = net.a.weight, net.a.weight.grad
+    net.to("meta")
+    assert net.a.weight is weight and net.a.weight.grad is grad
+    assert weight.device.type == grad.device.type == "meta"
+    net.to_empty(device="cpu")
+    assert net.a.weight is weight and weight.device.type == "cpu"
+
+
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("overwrite", [False, True])
+@pytest.mark.parametrize("label", ["double", "to_meta", "to_empty_cpu"])
+def test_flags_give_torchs_identities(both, flags, swap, overwrite, label):
+    flags(overwrite=overwrite, swap=swap)
+    real, mini = both
+    convert = CONVERSIONS[label]
+    assert (snapshot(with_grads(make_net(mini)), convert)
+            == snapshot(with_grads(make_net(real)), convert))
+
+
+def test_swap_refused_names_the_parameter_and_keeps_its_grad(nn, flags):
+    flags(swap=True)
+    net = with_grads(make_net(nn))
+    grad = net.a.weight.grad
+    ref = weakref.ref(net.a.weight)  # swap_tensors refuses weakly held
+    with pytest.raises(RuntimeError,
+                       match=r"^_apply\(\): Couldn't swap Leaf\.weight$"):
+        net.double()
+    assert ref() is net.a.weight and net.a.weight.grad is grad
+
+
+def test_meta_move_unties_a_tied_weight(nn):
+    model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3))
+    model[1].weight = model[0].weight
+    model.double()
+    assert model[1].weight is model[0].weight
+    model.to("meta")
+    assert model[1].weight is not model[0].weight
