@@ -8,7 +8,10 @@ from torch.nn import Buffer, Parameter
 
 
 def add_to_class(Class):
-    """Register the decorated function as a method of `Class` (d2l's pattern)."""
+    """Attach the decorated function to `Class` as a method (d2l's pattern).
+
+    One Module class grows through the book: each chapter adds methods.
+    """
     def wrapper(fn):
         setattr(Class, fn.__name__, fn)
         return fn
@@ -16,9 +19,24 @@ def add_to_class(Class):
 
 
 class Module:
-    """SEED (to be replaced by chapter 1): the state of torch.nn.Module."""
+    """Base class for every layer and model (chapter 1: its state)."""
 
-    def __init__(self):
+    # torch's switch for cooperative multiple inheritance; off by default
+    call_super_init: bool = False
+
+    def __init__(self, *args, **kwargs) -> None:
+        """Create the empty state every module needs, before anything else."""
+        # Arguments are rejected under the subclass's name, as torch does.
+        if self.call_super_init is False and bool(kwargs):
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected "
+                f"keyword argument '{next(iter(kwargs))}'")
+        if self.call_super_init is False and bool(args):
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes 1 positional "
+                f"argument but {len(args) + 1} were given")
+        # object's plain assignment: nothing here needs routing, and going
+        # through our __setattr__ would only slow down every module built
         super().__setattr__("training", True)
         super().__setattr__("_parameters", {})
         super().__setattr__("_buffers", {})
@@ -36,40 +54,213 @@ class Module:
         super().__setattr__("_load_state_dict_pre_hooks", OrderedDict())
         super().__setattr__("_load_state_dict_post_hooks", OrderedDict())
         super().__setattr__("_modules", {})
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
 
-    def register_parameter(self, name, param):
+
+def _check_name(module, kind, name, store):
+    """Raise torch's error if `name` cannot name a new `kind` ("parameter"
+    or "buffer") of `module`; `store` is the dict it will live in."""
+    if store not in module.__dict__:
+        raise AttributeError(
+            f"cannot assign {kind} before Module.__init__() call")
+    elif not isinstance(name, str):
+        raise TypeError(
+            f"{kind} name should be a string. Got {torch.typename(name)}")
+    elif "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    elif name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    elif hasattr(module, name) and name not in module.__dict__[store]:
+        raise KeyError(f"attribute '{name}' already exists")
+
+
+@add_to_class(Module)
+def register_parameter(self, name: str, param: Parameter | None) -> None:
+    """Add `param` to `self._parameters` under `name` (None is allowed)."""
+    _check_name(self, "parameter", name, "_parameters")
+    if param is None:
+        self._parameters[name] = None
+    elif not isinstance(param, Parameter):
+        raise TypeError(
+            f"cannot assign '{torch.typename(param)}' object to parameter "
+            f"'{name}' (torch.nn.Parameter or None required)")
+    elif param.grad_fn:
+        raise ValueError(
+            f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+            f"parameters must be created explicitly. To express '{name}' "
+            "as a function of another Tensor, compute the value in "
+            "the forward() method.")
+    else:
         self._parameters[name] = param
 
-    def register_buffer(self, name, tensor, persistent=True):
-        self._buffers[name] = tensor
-        if persistent:
-            self._non_persistent_buffers_set.discard(name)
-        else:
-            self._non_persistent_buffers_set.add(name)
 
-    def add_module(self, name, module):
-        self._modules[name] = module
+@add_to_class(Module)
+def __getattr__(self, name: str):
+    """Find `name` in _parameters, then _buffers, then _modules.
 
-    register_module = add_module
+    Python calls this only when normal lookup (the instance __dict__, then
+    the class) fails, so plain attributes never come here.
+    """
+    # self.__dict__, not self._parameters: before __init__ the dicts are
+    # missing, and self._parameters would call __getattr__ again, forever
+    for store in ("_parameters", "_buffers", "_modules"):
+        if store in self.__dict__:
+            found = self.__dict__[store]
+            if name in found:
+                return found[name]
+    raise AttributeError(
+        f"'{type(self).__name__}' object has no attribute '{name}'")
 
-    def __setattr__(self, name, value):
-        if isinstance(value, Parameter):
-            self.register_parameter(name, value)
-        elif isinstance(value, Module):
-            self._modules[name] = value
-        elif isinstance(value, Buffer) or name in self._buffers:
-            self.register_buffer(name, value)
-        elif name in self._parameters:
-            self.register_parameter(name, value)
-        elif name in self._modules:
-            self._modules[name] = value
-        else:
-            super().__setattr__(name, value)
 
-    def __getattr__(self, name):
-        for store in ("_parameters", "_buffers", "_modules"):
-            d = self.__dict__.get(store, {})
-            if name in d:
-                return d[name]
-        raise AttributeError(
-            f"'{type(self).__name__}' object has no attribute '{name}'")
+# The method lives on Module now. A module-level function of this name
+# would become mininn.registration's own attribute hook (PEP 562).
+del __getattr__
+
+
+@add_to_class(Module)
+def register_buffer(self, name: str, tensor: torch.Tensor | None,
+                    persistent: bool = True) -> None:
+    """Add `tensor` to `self._buffers` under `name`; a buffer registered
+    with persistent=False is also noted in _non_persistent_buffers_set."""
+    _check_name(self, "buffer", name, "_buffers")
+    # anything that behaves like a tensor (has __torch_function__) will do
+    if tensor is not None and not (
+            isinstance(tensor, torch.Tensor)
+            or hasattr(tensor, "__torch_function__")):
+        raise TypeError(
+            f"cannot assign '{torch.typename(tensor)}' object to buffer "
+            f"'{name}' (torch Tensor or None required)")
+    self._buffers[name] = tensor
+    if persistent:
+        self._non_persistent_buffers_set.discard(name)
+    else:
+        self._non_persistent_buffers_set.add(name)
+
+
+@add_to_class(Module)
+def add_module(self, name: str, module: "Module | None") -> None:
+    """Add `module` to `self._modules` under `name` (None is allowed)."""
+    # torch checks in this order, so a bad name AND a bad value report
+    # the value; note the dot message here also names the bad name
+    if not isinstance(module, Module) and module is not None:
+        raise TypeError(f"{torch.typename(module)} is not a Module subclass")
+    elif not isinstance(name, str):
+        raise TypeError(
+            f"module name should be a string. Got {torch.typename(name)}")
+    elif hasattr(self, name) and name not in self._modules:
+        raise KeyError(f"attribute '{name}' already exists")
+    elif "." in name:
+        raise KeyError(f'module name can\'t contain ".", got: {name}')
+    elif name == "":
+        raise KeyError('module name can\'t be empty string ""')
+    self._modules[name] = module
+
+
+@add_to_class(Module)
+def register_module(self, name: str, module: "Module | None") -> None:
+    """Alias for add_module."""
+    self.add_module(name, module)
+
+
+def _remove_from(name, *dicts_or_sets):
+    """Forget `name` wherever it was, so it lives in one place only."""
+    for d in dicts_or_sets:
+        if name in d:
+            if isinstance(d, dict):
+                del d[name]
+            else:
+                d.discard(name)
+
+
+@add_to_class(Module)
+def __setattr__(self, name: str, value) -> None:
+    """Route `self.name = value` by the type of `value` (and of the old
+    value): Parameter, Module, Buffer or tensor-in-a-buffer-slot, plain."""
+    params = self.__dict__.get("_parameters")
+    if isinstance(value, Parameter):
+        if params is None:
+            raise AttributeError(
+                "cannot assign parameters before Module.__init__() call")
+        _remove_from(name, self.__dict__, self._buffers, self._modules,
+                     self._non_persistent_buffers_set)
+        self.register_parameter(name, value)
+    elif params is not None and name in params:
+        # a parameter slot takes only a Parameter or None
+        if value is not None:
+            raise TypeError(
+                f"cannot assign '{torch.typename(value)}' as parameter "
+                f"'{name}' (torch.nn.Parameter or None expected)")
+        self.register_parameter(name, value)
+    else:
+        _set_module_buffer_or_plain(self, name, value)
+
+
+def _set_module_buffer_or_plain(self, name, value):
+    """The rest of __setattr__: a Module, a buffer, or a plain attribute."""
+    modules = self.__dict__.get("_modules")
+    if isinstance(value, Module):
+        if modules is None:
+            raise AttributeError(
+                "cannot assign module before Module.__init__() call")
+        _remove_from(name, self.__dict__, self._parameters, self._buffers,
+                     self._non_persistent_buffers_set)
+        modules[name] = value
+    elif modules is not None and name in modules:
+        if value is not None:
+            raise TypeError(
+                f"cannot assign '{torch.typename(value)}' as child module "
+                f"'{name}' (torch.nn.Module or None expected)")
+        modules[name] = value
+    else:
+        _set_buffer_or_plain(self, name, value)
+
+
+def _set_buffer_or_plain(self, name, value):
+    """A Buffer, or any value for a name that is already a buffer, goes to
+    register_buffer; everything else is an ordinary attribute."""
+    buffers = self.__dict__.get("_buffers")
+    if isinstance(value, Buffer) or buffers is not None and name in buffers:
+        if value is not None and not (
+                isinstance(value, torch.Tensor)
+                or hasattr(value, "__torch_function__")):
+            raise TypeError(
+                f"cannot assign '{torch.typename(value)}' as buffer '{name}' "
+                "(torch.nn.Buffer, torch.Tensor or None expected)")
+        if isinstance(value, Buffer):
+            persistent = value.persistent
+        else:  # re-assigning keeps the buffer's old persistence
+            persistent = name not in self._non_persistent_buffers_set
+        self.register_buffer(name, value, persistent)
+    else:
+        object.__setattr__(self, name, value)
+
+
+@add_to_class(Module)
+def __delattr__(self, name: str) -> None:
+    """Delete a parameter, buffer or submodule by name, else a plain
+    attribute (object raises AttributeError if there is none)."""
+    if name in self._parameters:
+        del self._parameters[name]
+    elif name in self._buffers:
+        del self._buffers[name]
+        self._non_persistent_buffers_set.discard(name)
+    elif name in self._modules:
+        del self._modules[name]
+    else:
+        object.__delattr__(self, name)
+
+
+@add_to_class(Module)
+def __dir__(self):
+    """Sorted names for tab completion: class, instance, parameters,
+    submodules and buffers (names starting with a digit left out)."""
+    keys = (dir(self.__class__) + list(self.__dict__.keys())
+            + list(self._parameters.keys()) + list(self._modules.keys())
+            + list(self._buffers.keys()))
+    # "0", "1", ... (children of a Sequential) are not valid identifiers
+    keys = [key for key in keys if not key[0].isdigit()]
+    return sorted(keys)
+
+
+del __dir__  # likewise: it would answer dir(mininn.registration)

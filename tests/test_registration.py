@@ -1,0 +1,869 @@
+"""Chapter 1, registration: each test body runs on torch.nn and on mininn.
+
+Parameter and Buffer are torch's own classes in both backends, so they are
+imported from torch.nn here. Error messages written out below are torch
+2.13's: the torch.nn run of the same test checks them.
+"""
+import copy
+from collections import OrderedDict
+
+import pytest
+import torch
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from torch.nn import Buffer, Parameter
+
+INIT_STATE = [
+    ("training", bool),
+    ("_parameters", dict),
+    ("_buffers", dict),
+    ("_non_persistent_buffers_set", set),
+    ("_backward_pre_hooks", OrderedDict),
+    ("_backward_hooks", OrderedDict),
+    ("_is_full_backward_hook", type(None)),
+    ("_forward_hooks", OrderedDict),
+    ("_forward_hooks_with_kwargs", OrderedDict),
+    ("_forward_hooks_always_called", OrderedDict),
+    ("_forward_pre_hooks", OrderedDict),
+    ("_forward_pre_hooks_with_kwargs", OrderedDict),
+    ("_state_dict_hooks", OrderedDict),
+    ("_state_dict_pre_hooks", OrderedDict),
+    ("_load_state_dict_pre_hooks", OrderedDict),
+    ("_load_state_dict_post_hooks", OrderedDict),
+    ("_modules", dict),
+]
+
+
+def raises(exc, message, fn, *args):
+    """Assert fn(*args) raises exactly `exc` with exactly `message`."""
+    with pytest.raises(exc) as info:
+        fn(*args)
+    assert type(info.value) is exc
+    # KeyError's str() adds quotes; its first argument is the message
+    assert info.value.args[0] == message
+
+
+def state(m):
+    """The registration state of `m`, as names in order."""
+    return (list(m._parameters), list(m._buffers), list(m._modules),
+            sorted(m._non_persistent_buffers_set))
+
+
+def p(*shape):
+    return Parameter(torch.ones(*shape))
+
+
+# --- __init__ ----------------------------------------------------------
+
+def test_init_creates_torchs_state_in_torchs_order(nn):
+    m = nn.Module()
+    assert [(k, type(v)) for k, v in vars(m).items()] == INIT_STATE
+
+
+def test_init_state_is_empty_and_in_training_mode(nn):
+    m = nn.Module()
+    assert m.training is True
+    assert all(len(v) == 0 for k, v in vars(m).items()
+               if k not in ("training", "_is_full_backward_hook"))
+
+
+def test_init_gives_each_module_its_own_dicts(nn):
+    a, b = nn.Module(), nn.Module()
+    assert all(vars(a)[k] is not vars(b)[k] for k, _ in INIT_STATE
+               if k not in ("training", "_is_full_backward_hook"))
+
+
+def test_init_does_not_go_through_setattr(nn):
+    calls = []
+
+    class Spy(nn.Module):
+        def __setattr__(self, name, value):
+            calls.append(name)
+            super().__setattr__(name, value)
+
+    Spy()
+    assert calls == []
+
+
+def test_init_rejects_positional_arguments_under_the_subclass_name(nn):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__(3)
+
+    raises(TypeError, "Net.__init__() takes 1 positional argument but 2 "
+           "were given", Net)
+
+
+def test_init_rejects_keyword_arguments_under_the_subclass_name(nn):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__(size=3)
+
+    raises(TypeError, "Net.__init__() got an unexpected keyword argument "
+           "'size'", Net)
+
+
+# --- __setattr__ routing ------------------------------------------------
+
+def test_assigning_a_parameter_registers_it(nn):
+    m, w = nn.Module(), p(2)
+    m.w = w
+    assert m._parameters == {"w": w} and m.w is w
+    assert "w" not in vars(m)
+
+
+def test_assigning_a_buffer_registers_it_as_persistent(nn):
+    m = nn.Module()
+    m.b = Buffer(torch.zeros(2))
+    assert list(m._buffers) == ["b"] and m._non_persistent_buffers_set == set()
+    assert "b" not in vars(m)
+
+
+def test_assigning_a_non_persistent_buffer_records_it(nn):
+    m = nn.Module()
+    m.b = Buffer(torch.zeros(2), persistent=False)
+    assert list(m._buffers) == ["b"]
+    assert m._non_persistent_buffers_set == {"b"}
+
+
+def test_assigning_a_module_registers_it_as_a_child(nn):
+    m, child = nn.Module(), nn.Module()
+    m.child = child
+    assert m._modules == {"child": child} and m.child is child
+    assert "child" not in vars(m)
+
+
+def test_a_plain_tensor_is_a_plain_attribute(nn):
+    m, t = nn.Module(), torch.ones(2)
+    m.t = t
+    assert vars(m)["t"] is t and state(m) == ([], [], [], [])
+
+
+def test_a_plain_value_is_a_plain_attribute(nn):
+    m = nn.Module()
+    m.size = 3
+    assert vars(m)["size"] == 3 and state(m) == ([], [], [], [])
+
+
+def test_a_python_list_of_modules_registers_nothing(nn):
+    m = nn.Module()
+    m.layers = [nn.Module(), nn.Module()]
+    m.params = [p(1)]
+    assert state(m) == ([], [], [], [])
+    assert type(vars(m)["layers"]) is list
+
+
+def test_registration_keeps_assignment_order(nn):
+    m = nn.Module()
+    m.z, m.a, m.m = p(1), p(1), p(1)
+    m.zb, m.ab = Buffer(torch.ones(1)), Buffer(torch.ones(1))
+    m.zc, m.ac = nn.Module(), nn.Module()
+    assert state(m) == (["z", "a", "m"], ["zb", "ab"], ["zc", "ac"], [])
+
+
+def test_reassigning_a_parameter_keeps_its_place(nn):
+    m = nn.Module()
+    m.a, m.b = p(1), p(1)
+    m.a = p(2)
+    assert list(m._parameters) == ["a", "b"] and m.a.shape == (2,)
+
+
+def test_a_tensor_assigned_to_a_buffer_name_stays_a_buffer(nn):
+    m, t = nn.Module(), torch.ones(3)
+    m.register_buffer("b", torch.zeros(1))
+    m.b = t
+    assert m._buffers["b"] is t and "b" not in vars(m)
+
+
+def test_a_tensor_assigned_to_a_buffer_name_keeps_its_persistence(nn):
+    m = nn.Module()
+    m.register_buffer("b", torch.zeros(1), persistent=False)
+    m.b = torch.ones(1)
+    assert m._non_persistent_buffers_set == {"b"}
+
+
+def test_a_buffer_object_sets_persistence_on_reassignment(nn):
+    m = nn.Module()
+    m.register_buffer("b", torch.zeros(1), persistent=False)
+    m.b = Buffer(torch.ones(1))
+    assert m._non_persistent_buffers_set == set()
+    m.b = Buffer(torch.ones(1), persistent=False)
+    assert m._non_persistent_buffers_set == {"b"}
+
+
+def test_none_assigned_to_a_parameter_keeps_the_slot(nn):
+    m = nn.Module()
+    m.w = p(1)
+    m.w = None
+    assert m._parameters == {"w": None} and m.w is None
+
+
+def test_none_assigned_to_a_buffer_keeps_the_slot(nn):
+    m = nn.Module()
+    m.register_buffer("b", torch.zeros(1), persistent=False)
+    m.b = None
+    assert m._buffers == {"b": None} and m._non_persistent_buffers_set == {"b"}
+
+
+def test_none_assigned_to_a_module_keeps_the_slot(nn):
+    m = nn.Module()
+    m.c = nn.Module()
+    m.c = None
+    assert m._modules == {"c": None} and m.c is None
+
+
+def test_none_assigned_to_a_new_name_is_a_plain_attribute(nn):
+    m = nn.Module()
+    m.x = None
+    assert vars(m)["x"] is None and state(m) == ([], [], [], [])
+
+
+def test_a_parameter_replaces_a_plain_attribute(nn):
+    m = nn.Module()
+    m.x = 1
+    m.x = p(1)
+    assert "x" not in vars(m) and list(m._parameters) == ["x"]
+
+
+def test_a_parameter_replaces_a_buffer_and_its_persistence_note(nn):
+    m = nn.Module()
+    m.register_buffer("x", torch.ones(1), persistent=False)
+    m.x = p(1)
+    assert state(m) == (["x"], [], [], [])
+
+
+def test_a_parameter_replaces_a_module(nn):
+    m = nn.Module()
+    m.x = nn.Module()
+    m.x = p(1)
+    assert state(m) == (["x"], [], [], [])
+
+
+def test_a_module_cannot_replace_a_parameter(nn):
+    m, c = nn.Module(), nn.Module()
+    m.x = p(1)
+    raises(TypeError, f"cannot assign '{torch.typename(c)}' as parameter "
+           "'x' (torch.nn.Parameter or None expected)", setattr, m, "x", c)
+
+
+def test_a_module_replaces_a_buffer_and_its_persistence_note(nn):
+    m = nn.Module()
+    m.register_buffer("x", torch.ones(1), persistent=False)
+    m.x = nn.Module()
+    assert state(m) == ([], [], ["x"], [])
+
+
+def test_a_module_replaces_a_plain_attribute(nn):
+    m = nn.Module()
+    m.x = 1
+    m.x = nn.Module()
+    assert "x" not in vars(m) and state(m) == ([], [], ["x"], [])
+
+
+def test_a_buffer_cannot_replace_a_parameter(nn):
+    m = nn.Module()
+    m.x = p(1)
+    raises(TypeError, "cannot assign 'torch.FloatTensor' as "
+           "parameter 'x' (torch.nn.Parameter or None expected)",
+           setattr, m, "x", Buffer(torch.ones(1)))
+
+
+def test_a_buffer_cannot_replace_a_module(nn):
+    m = nn.Module()
+    m.x = nn.Module()
+    raises(TypeError, "cannot assign 'torch.FloatTensor' as child module "
+           "'x' (torch.nn.Module or None expected)",
+           setattr, m, "x", Buffer(torch.ones(1)))
+
+
+def test_a_buffer_cannot_replace_a_plain_attribute(nn):
+    m = nn.Module()
+    m.x = 1
+    raises(KeyError, "attribute 'x' already exists",
+           setattr, m, "x", Buffer(torch.ones(1)))
+
+
+def test_a_plain_tensor_in_a_parameter_slot_is_refused(nn):
+    m = nn.Module()
+    m.w = p(1)
+    raises(TypeError, "cannot assign 'torch.FloatTensor' as parameter 'w' "
+           "(torch.nn.Parameter or None expected)",
+           setattr, m, "w", torch.ones(1))
+
+
+def test_a_plain_value_in_a_parameter_slot_is_refused(nn):
+    m = nn.Module()
+    m.w = p(1)
+    raises(TypeError, "cannot assign 'int' as parameter 'w' "
+           "(torch.nn.Parameter or None expected)", setattr, m, "w", 3)
+
+
+def test_a_plain_value_in_a_module_slot_is_refused(nn):
+    m = nn.Module()
+    m.c = nn.Module()
+    raises(TypeError, "cannot assign 'str' as child module 'c' "
+           "(torch.nn.Module or None expected)", setattr, m, "c", "relu")
+
+
+def test_a_plain_value_in_a_buffer_slot_is_refused(nn):
+    m = nn.Module()
+    m.register_buffer("b", torch.ones(1))
+    raises(TypeError, "cannot assign 'list' as buffer 'b' "
+           "(torch.nn.Buffer, torch.Tensor or None expected)",
+           setattr, m, "b", [1.0])
+
+
+def test_a_plain_value_in_a_buffer_slot_leaves_the_buffer(nn):
+    m, t = nn.Module(), torch.ones(1)
+    m.register_buffer("b", t)
+    with pytest.raises(TypeError):
+        m.b = 1.0
+    assert m.b is t
+
+
+def test_a_parameter_cannot_be_assigned_before_init(nn):
+    class Net(nn.Module):
+        def __init__(self):
+            self.w = p(1)
+
+    raises(AttributeError,
+           "cannot assign parameters before Module.__init__() call", Net)
+
+
+def test_a_module_cannot_be_assigned_before_init(nn):
+    class Net(nn.Module):
+        def __init__(self):
+            self.child = nn.Module()
+
+    raises(AttributeError,
+           "cannot assign module before Module.__init__() call", Net)
+
+
+def test_a_buffer_cannot_be_assigned_before_init(nn):
+    class Net(nn.Module):
+        def __init__(self):
+            self.b = Buffer(torch.ones(1))
+
+    raises(AttributeError,
+           "cannot assign buffer before Module.__init__() call", Net)
+
+
+def test_a_plain_attribute_can_be_assigned_before_init(nn):
+    class Net(nn.Module):
+        def __init__(self):
+            self.size = 3
+            super().__init__()
+
+    assert Net().size == 3
+
+
+# --- register_parameter --------------------------------------------------
+
+def test_register_parameter_adds_a_parameter(nn):
+    m, w = nn.Module(), p(2)
+    assert m.register_parameter("w", w) is None
+    assert m._parameters == {"w": w}
+
+
+def test_register_parameter_accepts_none(nn):
+    m = nn.Module()
+    m.register_parameter("bias", None)
+    assert m._parameters == {"bias": None} and m.bias is None
+
+
+def test_register_parameter_can_replace_its_own_parameter(nn):
+    m, w = nn.Module(), p(2)
+    m.register_parameter("w", p(1))
+    m.register_parameter("w", w)
+    assert m._parameters == {"w": w}
+
+
+def test_register_parameter_rejects_a_non_string_name(nn):
+    raises(TypeError, "parameter name should be a string. Got int",
+           nn.Module().register_parameter, 1, p(1))
+
+
+def test_register_parameter_rejects_a_dotted_name(nn):
+    raises(KeyError, 'parameter name can\'t contain "."',
+           nn.Module().register_parameter, "a.b", p(1))
+
+
+def test_register_parameter_rejects_an_empty_name(nn):
+    raises(KeyError, 'parameter name can\'t be empty string ""',
+           nn.Module().register_parameter, "", p(1))
+
+
+def test_register_parameter_rejects_an_existing_attribute(nn):
+    m = nn.Module()
+    m.x = 1
+    raises(KeyError, "attribute 'x' already exists",
+           m.register_parameter, "x", p(1))
+
+
+def test_register_parameter_rejects_a_method_name(nn):
+    raises(KeyError, "attribute 'add_module' already exists",
+           nn.Module().register_parameter, "add_module", p(1))
+
+
+def test_register_parameter_rejects_a_buffer_name(nn):
+    m = nn.Module()
+    m.register_buffer("b", torch.ones(1))
+    raises(KeyError, "attribute 'b' already exists",
+           m.register_parameter, "b", p(1))
+
+
+def test_register_parameter_rejects_a_plain_tensor(nn):
+    raises(TypeError, "cannot assign 'torch.FloatTensor' object to "
+           "parameter 'w' (torch.nn.Parameter or None required)",
+           nn.Module().register_parameter, "w", torch.ones(1))
+
+
+def test_register_parameter_rejects_a_non_leaf_parameter(nn):
+    w = Parameter(torch.ones(2), requires_grad=False)
+    w.mul_(torch.ones(2, requires_grad=True))  # now w has a grad_fn
+    raises(ValueError, "Cannot assign non-leaf Tensor to parameter 'w'. "
+           "Model parameters must be created explicitly. To express 'w' as "
+           "a function of another Tensor, compute the value in the "
+           "forward() method.", nn.Module().register_parameter, "w", w)
+
+
+def test_register_parameter_checks_the_name_before_the_value(nn):
+    raises(KeyError, 'parameter name can\'t be empty string ""',
+           nn.Module().register_parameter, "", 3)
+
+
+def test_register_parameter_before_init_is_refused(nn):
+    class Net(nn.Module):
+        def __init__(self):
+            self.register_parameter("w", None)
+
+    raises(AttributeError,
+           "cannot assign parameter before Module.__init__() call", Net)
+
+
+def test_a_failed_registration_changes_nothing(nn):
+    m = nn.Module()
+    with pytest.raises(TypeError):
+        m.register_parameter("w", torch.ones(1))
+    assert state(m) == ([], [], [], []) and "w" not in vars(m)
+
+
+# --- register_buffer -----------------------------------------------------
+
+def test_register_buffer_adds_a_persistent_buffer(nn):
+    m, t = nn.Module(), torch.zeros(2)
+    assert m.register_buffer("running_mean", t) is None
+    assert m._buffers == {"running_mean": t}
+    assert m._non_persistent_buffers_set == set()
+
+
+def test_register_buffer_non_persistent_is_recorded(nn):
+    m = nn.Module()
+    m.register_buffer("cache", torch.zeros(2), persistent=False)
+    assert m._non_persistent_buffers_set == {"cache"}
+
+
+def test_register_buffer_again_as_persistent_clears_the_record(nn):
+    m = nn.Module()
+    m.register_buffer("cache", torch.zeros(2), persistent=False)
+    m.register_buffer("cache", torch.zeros(2))
+    assert m._non_persistent_buffers_set == set()
+
+
+def test_register_buffer_accepts_none(nn):
+    m = nn.Module()
+    m.register_buffer("b", None)
+    assert m._buffers == {"b": None} and m.b is None
+
+
+def test_register_buffer_accepts_a_parameter(nn):
+    m, w = nn.Module(), p(1)
+    m.register_buffer("b", w)
+    assert m._buffers["b"] is w and m._parameters == {}
+
+
+def test_register_buffer_accepts_a_tensor_like_object(nn):
+    class TensorLike:
+        __torch_function__ = None
+
+    m, t = nn.Module(), TensorLike()
+    m.register_buffer("b", t)
+    assert m._buffers["b"] is t
+
+
+def test_register_buffer_rejects_a_non_string_name(nn):
+    raises(TypeError, "buffer name should be a string. Got float",
+           nn.Module().register_buffer, 1.5, torch.ones(1))
+
+
+def test_register_buffer_rejects_a_dotted_name(nn):
+    raises(KeyError, 'buffer name can\'t contain "."',
+           nn.Module().register_buffer, "bn.mean", torch.ones(1))
+
+
+def test_register_buffer_rejects_an_empty_name(nn):
+    raises(KeyError, 'buffer name can\'t be empty string ""',
+           nn.Module().register_buffer, "", torch.ones(1))
+
+
+def test_register_buffer_rejects_an_existing_attribute(nn):
+    raises(KeyError, "attribute 'training' already exists",
+           nn.Module().register_buffer, "training", torch.ones(1))
+
+
+def test_register_buffer_rejects_a_parameter_name(nn):
+    m = nn.Module()
+    m.w = p(1)
+    raises(KeyError, "attribute 'w' already exists",
+           m.register_buffer, "w", torch.ones(1))
+
+
+def test_register_buffer_rejects_a_non_tensor(nn):
+    raises(TypeError, "cannot assign 'list' object to buffer 'b' "
+           "(torch Tensor or None required)",
+           nn.Module().register_buffer, "b", [0.0])
+
+
+def test_register_buffer_rejects_a_module(nn):
+    m = nn.Module()
+    raises(TypeError, f"cannot assign '{torch.typename(m)}' object to "
+           "buffer 'b' (torch Tensor or None required)",
+           m.register_buffer, "b", m)
+
+
+def test_register_buffer_before_init_is_refused(nn):
+    class Net(nn.Module):
+        def __init__(self):
+            self.register_buffer("b", None)
+
+    raises(AttributeError,
+           "cannot assign buffer before Module.__init__() call", Net)
+
+
+# --- add_module / register_module ----------------------------------------
+
+def test_add_module_adds_a_child(nn):
+    m, c = nn.Module(), nn.Module()
+    assert m.add_module("c", c) is None
+    assert m._modules == {"c": c}
+
+
+def test_add_module_accepts_none(nn):
+    m = nn.Module()
+    m.add_module("c", None)
+    assert m._modules == {"c": None} and m.c is None
+
+
+def test_add_module_accepts_names_that_are_not_identifiers(nn):
+    m = nn.Module()
+    m.add_module("0", nn.Module())
+    m.add_module("conv 1", nn.Module())
+    assert list(m._modules) == ["0", "conv 1"]
+
+
+def test_register_module_is_add_module(nn):
+    m, c = nn.Module(), nn.Module()
+    assert m.register_module("c", c) is None
+    assert m._modules == {"c": c}
+
+
+def test_add_module_rejects_a_non_module(nn):
+    raises(TypeError, "torch.FloatTensor is not a Module subclass",
+           nn.Module().add_module, "c", torch.ones(1))
+
+
+def test_add_module_rejects_a_non_string_name(nn):
+    raises(TypeError, "module name should be a string. Got NoneType",
+           nn.Module().add_module, None, nn.Module())
+
+
+def test_add_module_rejects_a_dotted_name_and_names_it(nn):
+    raises(KeyError, 'module name can\'t contain ".", got: a.b',
+           nn.Module().add_module, "a.b", nn.Module())
+
+
+def test_add_module_rejects_an_empty_name(nn):
+    raises(KeyError, 'module name can\'t be empty string ""',
+           nn.Module().add_module, "", nn.Module())
+
+
+def test_add_module_rejects_an_existing_attribute(nn):
+    m = nn.Module()
+    m.w = p(1)
+    raises(KeyError, "attribute 'w' already exists",
+           m.add_module, "w", nn.Module())
+
+
+def test_add_module_checks_the_value_before_the_name(nn):
+    raises(TypeError, "int is not a Module subclass",
+           nn.Module().add_module, "", 3)
+
+
+def test_register_module_rejects_like_add_module(nn):
+    raises(KeyError, 'module name can\'t contain ".", got: x.y',
+           nn.Module().register_module, "x.y", nn.Module())
+
+
+def test_add_module_before_init_fails_on_the_missing_dict(nn):
+    class Net(nn.Module):
+        def __init__(self):
+            self.add_module("c", None)
+
+    raises(AttributeError, "'Net' object has no attribute '_modules'", Net)
+
+
+# --- __getattr__ -----------------------------------------------------------
+
+def test_getattr_finds_parameters_buffers_and_modules(nn):
+    m, w, b, c = nn.Module(), p(1), torch.ones(1), nn.Module()
+    m.w = w
+    m.register_buffer("b", b)
+    m.c = c
+    assert m.w is w and m.b is b and m.c is c
+    assert getattr(m, "w") is w and hasattr(m, "b") and hasattr(m, "c")
+
+
+def test_getattr_reports_a_missing_name_with_the_class_name(nn):
+    class Net(nn.Module):
+        pass
+
+    raises(AttributeError, "'Net' object has no attribute 'missing'",
+           getattr, Net(), "missing")
+
+
+def test_getattr_default_works_for_a_missing_name(nn):
+    assert getattr(nn.Module(), "missing", 7) == 7
+    assert not hasattr(nn.Module(), "missing")
+
+
+def test_getattr_before_init_raises_attribute_error(nn):
+    class Net(nn.Module):
+        def __init__(self):
+            self.w
+
+    raises(AttributeError, "'Net' object has no attribute 'w'", Net)
+
+
+def test_registered_names_stay_out_of_the_instance_dict(nn):
+    m = nn.Module()
+    m.register_parameter("w", p(1))
+    m.register_buffer("b", torch.ones(1))
+    m.add_module("c", nn.Module())
+    assert not {"w", "b", "c"} & set(vars(m))
+
+
+# --- __delattr__ -----------------------------------------------------------
+
+def test_delattr_removes_a_parameter(nn):
+    m = nn.Module()
+    m.w = p(1)
+    del m.w
+    assert state(m) == ([], [], [], []) and not hasattr(m, "w")
+
+
+def test_delattr_removes_a_buffer_and_its_persistence_note(nn):
+    m = nn.Module()
+    m.register_buffer("b", torch.ones(1), persistent=False)
+    del m.b
+    assert state(m) == ([], [], [], [])
+
+
+def test_delattr_removes_a_module(nn):
+    m = nn.Module()
+    m.c = nn.Module()
+    del m.c
+    assert state(m) == ([], [], [], [])
+
+
+def test_delattr_removes_a_plain_attribute(nn):
+    m = nn.Module()
+    m.x = 1
+    del m.x
+    assert "x" not in vars(m)
+
+
+def test_delattr_of_a_missing_name_raises(nn):
+    class Net(nn.Module):
+        pass
+
+    raises(AttributeError, "'Net' object has no attribute 'missing'",
+           delattr, Net(), "missing")
+
+
+def test_delattr_frees_the_name_for_another_kind(nn):
+    m = nn.Module()
+    m.x = p(1)
+    del m.x
+    m.register_buffer("x", torch.ones(1))
+    assert state(m) == ([], ["x"], [], [])
+
+
+# --- __dir__ ---------------------------------------------------------------
+
+def test_dir_lists_registered_and_plain_names(nn):
+    m = nn.Module()
+    m.w, m.c, m.x = p(1), nn.Module(), 1
+    m.register_buffer("b", None)
+    names = dir(m)
+    assert {"w", "c", "x", "b", "training", "register_buffer"} <= set(names)
+
+
+def test_dir_is_sorted(nn):
+    m = nn.Module()
+    m.zz, m.aa = p(1), nn.Module()
+    assert dir(m) == sorted(dir(m))
+
+
+def test_dir_leaves_out_names_starting_with_a_digit(nn):
+    m = nn.Module()
+    m.add_module("0", nn.Module())
+    m.add_module("1a", nn.Module())
+    assert not [k for k in dir(m) if k[0].isdigit()]
+
+
+def test_dir_keeps_a_name_found_on_the_class_and_the_instance_twice(nn):
+    m = nn.Module()
+    m.call_super_init = False  # now in __dict__ as well as on the class
+    assert dir(m).count("call_super_init") == 2
+
+
+def test_a_deep_copy_has_its_own_registries_in_the_same_order(nn):
+    m = nn.Module()
+    m.w, m.c, m.x = p(1), nn.Module(), 1
+    m.register_buffer("b", torch.ones(1), persistent=False)
+    n = copy.deepcopy(m)
+    assert list(vars(n)) == list(vars(m)) and state(n) == state(m)
+    assert n._parameters is not m._parameters and n.w is not m.w
+    assert type(n.w) is Parameter and torch.equal(n.w, m.w)
+
+
+# --- the same subclass body on both bases ----------------------------------
+
+def test_a_model_registers_the_same_names_in_the_same_order(nn):
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = Parameter(torch.ones(2, 2))
+            self.register_parameter("bias", None)
+            self.register_buffer("count", torch.zeros(()), persistent=False)
+            self.scale = 2.0
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = Block()
+            self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+            self.second = Block()
+            self.gain = Parameter(torch.ones(1))
+
+    net = Net()
+    assert state(net) == (["gain"], ["steps"], ["first", "second"], [])
+    assert state(net.first) == (["weight", "bias"], ["count"], [], ["count"])
+    assert vars(net.first)["scale"] == 2.0
+
+
+# --- what mininn leaves out (pinned differences) ---------------------------
+
+def test_mininn_registration_has_no_global_registration_hooks():
+    import mininn.registration as registration
+    import torch.nn.modules.module as real
+
+    for kind in ("parameter", "buffer", "module"):
+        name = f"register_module_{kind}_registration_hook"
+        assert hasattr(real, name)
+        assert not hasattr(registration, name)
+
+
+def test_mininn_passes_persistent_to_an_overridden_register_buffer(both):
+    """torch inspects an overriding register_buffer(name, tensor) that lacks
+    `persistent` and leaves the argument out; mininn always passes it."""
+    outcomes = []
+    for nn in both:
+        class Old(nn.Module):
+            def register_buffer(self, name, tensor):
+                super().register_buffer(name, tensor)
+
+        m = Old()
+        try:
+            m.b = Buffer(torch.ones(1))
+            outcomes.append("ok")
+        except TypeError:
+            outcomes.append("TypeError")
+    assert outcomes == ["ok", "TypeError"]
+
+
+# --- odd names, and random sequences of registrations -----------------------
+
+def test_a_parameter_cannot_take_a_method_name(nn):
+    raises(KeyError, "attribute 'register_buffer' already exists",
+           setattr, nn.Module(), "register_buffer", p(1))
+
+
+def test_a_parameter_named_training_replaces_the_flag(nn):
+    m, w = nn.Module(), p(1)
+    m.training = w
+    assert "training" not in vars(m) and m.training is w
+
+
+def _value(nn, kind):
+    return {
+        "Parameter": lambda: p(1),
+        "Buffer": lambda: Buffer(torch.ones(1)),
+        "Buffer(persistent=False)": lambda: Buffer(torch.ones(1),
+                                                   persistent=False),
+        "Module": nn.Module,
+        "tensor": lambda: torch.ones(1),
+        "int": lambda: 3,
+        "None": lambda: None,
+        "list": lambda: [nn.Module()],
+    }[kind]()
+
+
+def _replay(nn, steps):
+    """Apply the steps to a fresh module; log each outcome and the state."""
+    m, log = nn.Module(), []
+    for op, name, kind in steps:
+        value = _value(nn, kind)
+        try:
+            if op == "setattr":
+                setattr(m, name, value)
+            elif op == "delattr":
+                delattr(m, name)
+            elif op == "register_buffer(persistent=False)":
+                m.register_buffer(name, value, persistent=False)
+            else:
+                getattr(m, op)(name, value)
+            outcome = "ok"
+        except Exception as e:  # noqa: BLE001 - the error is the result
+            outcome = f"{type(e).__name__}: {e}"
+        # the only text allowed to differ: the class path of a Module value
+        outcome = outcome.replace(torch.typename(nn.Module()), "Module")
+        log.append((outcome, state(m), list(vars(m)),
+                    [type(v).__name__ for v in m._parameters.values()]))
+    return log
+
+
+# Good names come up more often than bad ones, so that a sequence often
+# touches one name several times (register, reassign, delete, reuse).
+STEPS = st.lists(st.tuples(
+    st.sampled_from(["setattr", "setattr", "delattr", "delattr",
+                     "register_parameter", "register_buffer",
+                     "register_buffer(persistent=False)",
+                     "add_module", "register_module"]),
+    st.sampled_from(["a", "a", "a", "b", "b", "training", "x.y", "",
+                     "add_module", 0]),
+    st.sampled_from(["Parameter", "Buffer", "Buffer(persistent=False)",
+                     "Module", "tensor", "int", "None", "list"]),
+), max_size=12)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=STEPS)
+@example(steps=[("register_buffer(persistent=False)", "a", "tensor"),
+                ("delattr", "a", "int"), ("register_buffer", "a", "None")])
+@example(steps=[("setattr", "a", "int"), ("setattr", "a", "Module"),
+                ("setattr", "a", "Parameter"), ("setattr", "a", "None")])
+def test_any_sequence_of_registrations_matches_torch(both, steps):
+    real, mini = both
+    assert _replay(mini, steps) == _replay(real, steps)
