@@ -13,6 +13,8 @@ def add_to_class(Class):
     One Module class grows through the book: each chapter adds methods.
     """
     def wrapper(fn):
+        # so Python's own errors name it as torch's do: "Module.to() takes"
+        fn.__qualname__ = f"{Class.__qualname__}.{fn.__name__}"
         setattr(Class, fn.__name__, fn)
         return fn
     return wrapper
