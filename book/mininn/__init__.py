@@ -9,7 +9,32 @@ import importlib
 CHAPTERS = ['registration', 'traversal', 'layers', 'hooks', 'apply', 'state']
 
 _WHERE = {
+    'AdaptiveAvgPool2d': 'layers',
+    'BackwardHook': 'hooks',
+    'BackwardHookFunction': 'hooks',
+    'BatchNorm1d': 'layers',
+    'BatchNorm2d': 'layers',
+    'Conv2d': 'layers',
+    'Dropout': 'layers',
+    'Flatten': 'layers',
+    'Identity': 'layers',
+    'Linear': 'layers',
+    'MaxPool2d': 'layers',
     'Module': 'registration',
+    'ModuleDict': 'layers',
+    'ModuleList': 'layers',
+    'ParameterDict': 'layers',
+    'ParameterList': 'layers',
+    'ReLU': 'layers',
+    'RemovableHandle': 'hooks',
+    'Sequential': 'layers',
+    'Sigmoid': 'layers',
+    'Tanh': 'layers',
+    'load_all_or_nothing': 'state',
+    'register_module_forward_hook': 'hooks',
+    'register_module_forward_pre_hook': 'hooks',
+    'register_module_full_backward_hook': 'hooks',
+    'register_module_full_backward_pre_hook': 'hooks',
 }
 
 __all__ = sorted(_WHERE)
