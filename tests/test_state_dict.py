@@ -709,8 +709,8 @@ def test_state_dict_takes_keyword_arguments_only_in_mininn(both):
         assert list(real.state_dict(None, "p.")) == [
             "p." + k for k in NET_KEYS]
     assert error_of(mini.state_dict, None, "p.") == (
-        "TypeError: state_dict() takes 1 positional argument but 3 were "
-        "given")
+        "TypeError: Module.state_dict() takes 1 positional argument but 3 "
+        "were given")
 
 
 # -- real layers across backends ----------------------------------------------------
