@@ -420,7 +420,7 @@ def test_swap_error_message_says_swapping(nn):
     assert 'While swapping the parameter named "a.bias"' in message
 
 
-# -- versions and load hooks ----------------------------------------------------
+# -- versions and load hooks --------------------------------------------------
 
 def renaming_module(nn):
     """Version 2 renamed `w` to `weight`; it still reads version 1."""
@@ -528,7 +528,7 @@ def test_removed_load_hooks_no_longer_run(nn):
     assert seen == []
 
 
-# -- checkpoints on disk ---------------------------------------------------------
+# -- checkpoints on disk ------------------------------------------------------
 
 def test_weights_only_round_trip_keeps_keys_values_and_metadata(nn):
     sd = fresh(nn).state_dict()
@@ -646,7 +646,7 @@ def test_all_or_nothing_loads_like_load_state_dict_on_success(nn):
     assert torch.equal(net.b.weight, source.b.weight)
 
 
-# -- versions of real layers ------------------------------------------------------
+# -- versions of real layers --------------------------------------------------
 
 def test_module_is_version_1_and_batch_norm_version_2(nn):
     assert nn.Module._version == 1
@@ -701,7 +701,7 @@ def test_dead_modules_load_pre_hook_refuses_to_run(nn):
         "RuntimeError: You are trying to call the hook of a dead Module!")
 
 
-# -- a deliberate difference --------------------------------------------------------
+# -- a deliberate difference --------------------------------------------------
 
 def test_state_dict_takes_keyword_arguments_only_in_mininn(both):
     real, mini = make_net(both[0]), make_net(both[1])
@@ -713,7 +713,7 @@ def test_state_dict_takes_keyword_arguments_only_in_mininn(both):
         "were given")
 
 
-# -- real layers across backends ----------------------------------------------------
+# -- real layers across backends ----------------------------------------------
 
 def make_mlp(nn):
     torch.manual_seed(0)

@@ -367,7 +367,7 @@ def _call_impl(self, *args, **kwargs):
     def inner():
         nonlocal args, kwargs, result
         bw_hook = self._make_backward_hook()
-        # tuple(...) copies the items: a hook may remove itself mid-loop
+        # (*a, *b) copies the items: a hook may remove itself mid-loop
         for hook_id, hook in (*_global_forward_pre_hooks.items(),
                               *self._forward_pre_hooks.items()):
             args, kwargs = self._call_forward_pre_hook(
