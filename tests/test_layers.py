@@ -695,7 +695,7 @@ def test_parameter_list_repr(both):
 
     theirs, ours = build_both(both, make)
     assert repr(ours) == repr(theirs)
-    assert repr(both[1].ParameterList()) == "ParameterList()"
+    assert repr(both[1].ParameterList()) == repr(both[0].ParameterList())
 
 
 # ------------------------------------------------------------ ParameterDict
@@ -759,7 +759,7 @@ def test_parameter_dict_repr(both):
 
     theirs, ours = build_both(both, make)
     assert repr(ours) == repr(theirs)
-    assert repr(both[1].ParameterDict()) == "ParameterDict()"
+    assert repr(both[1].ParameterDict()) == repr(both[0].ParameterDict())
 
 
 # ------------------------------------------------------------ networks
