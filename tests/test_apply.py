@@ -1,4 +1,4 @@
-"""Chapter 5, differential: _apply and the conversions built on it (cpu,
+"""Chapter 6, differential: _apply and the conversions built on it (cpu,
 to, float, double, half, bfloat16, type, to_empty, share_memory), each test
 body run on torch.nn and on mininn; `both` tests compare the two directly."""
 import warnings

@@ -3,12 +3,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import builtins  # noqa: E402
+
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from helpers import (  # noqa: E402
-    compare_errors, copy_weights, draw_module_tree, error_of, same_tensors,
-    table,
+    compare_errors, copy_weights, draw_module_tree, error_of, rounded,
+    same_tensors, table,
 )
 
 
@@ -31,8 +33,11 @@ def test_table_aligns_columns_and_cuts_long_cells(capsys):
 
 def test_compare_errors_passes_when_both_raise_alike(capsys):
     cases = {"bad int": lambda backend: backend.int("x")}
-    assert compare_errors(cases, __builtins__, __builtins__) == 1
-    assert "bad int" in capsys.readouterr().out
+    compare_errors(cases, builtins, builtins)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["bad", "input", "torch.nn", "and", "mininn",
+                              "both", "raise"]
+    assert out[2].split()[:4] == ["bad", "int", "ValueError:", "invalid"]
 
 
 def test_compare_errors_fails_when_messages_differ():
@@ -50,6 +55,20 @@ def test_compare_errors_fails_when_torch_accepts_the_input():
     cases = {"fine": lambda backend: None}
     with pytest.raises(AssertionError, match="torch accepted"):
         compare_errors(cases, None, None)
+
+
+def test_rounded_prints_values_far_from_a_rounding_boundary():
+    assert rounded(1.5520474910736084, 4) == "1.5520"
+    assert rounded(torch.tensor(0.26), 1) == "0.3"
+    assert rounded(-2.0, 3) == "-2.000"
+
+
+def test_rounded_refuses_a_value_one_ulp_from_flipping():
+    # the float32 loss of issue 11: 1.552047|49 sits next to ...0475
+    with pytest.raises(AssertionError, match="rounding boundary"):
+        rounded(1.5520474910736084, 6)
+    with pytest.raises(AssertionError, match="rounding boundary"):
+        rounded(torch.tensor(0.25), 1)  # an exact tie
 
 
 def test_copy_weights_makes_two_models_equal():

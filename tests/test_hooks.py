@@ -1,4 +1,4 @@
-"""Chapter 4, hooks: each test body runs on torch.nn and on mininn.
+"""Chapter 5, hooks: each test body runs on torch.nn and on mininn.
 
 Hook ids differ between the backends (each keeps its own counter), so the
 tests compare what ids mean, never their values. Global hooks are always

@@ -466,7 +466,7 @@ def test_search_for_state_dict_finds_chapter_6(browser, site):
                            timeout=20_000)
     found = page.eval_on_selector_all(
         "#search-results ul.search li a", "as => as.map(a => a.href)")
-    assert any("06_state_dict.html" in href for href in found), found
+    assert any("07_state_dict.html" in href for href in found), found
     assert not any(recorder.take())
     context.close()
 

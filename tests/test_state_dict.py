@@ -1,4 +1,4 @@
-"""Chapter 6, state_dict and load_state_dict: each test body runs on
+"""Chapter 7, state_dict and load_state_dict: each test body runs on
 torch.nn and on mininn (the `nn` fixture); messages pinned here are
 torch's, checked by the torch.nn run of the same test."""
 import io

@@ -2,7 +2,7 @@
 
 `book/NN_name.ipynb` -> `book/mininn/name.py`, under a banner naming the
 notebook; a notebook's metadata may pick a shorter file name with
-`"mininn": {"module": "layers"}` (03_forward_and_layers -> layers.py).
+`"mininn": {"module": "layers"}` (03_call_and_layers -> layers.py).
 `__init__.py` is generated too: it hands out the finished Module lazily, so
 `import mininn.registration` never pulls in later chapters.
 

@@ -1,8 +1,8 @@
 """The book's GPU cells on a real GPU, for a machine with CUDA.
 
 The stored outputs were made on a CPU-only machine, where the GPU cells fall
-back to the meta device. This script checks the CUDA path: chapter 5's
-conversions, mininn against torch.nn, then nbval of chapters 5-7 (whose
+back to the meta device. This script checks the CUDA path: chapter 6's
+conversions, mininn against torch.nn, then nbval of chapters 6-9 (whose
 GPU cells must pass with the same stored outputs) and their tests.
 
     python tools/gpu_check.py      # from the repository root, torch with CUDA
@@ -165,14 +165,14 @@ ours = err(lambda: mini.Linear(2, 2).cuda(99))
 theirs = err(lambda: nn.Linear(2, 2).cuda(99))
 check(f"cuda(99) error same as torch: {theirs}", ours == theirs and ours)
 
-# 6. chapters 5-7 (GPU cells: moving, map_location, training on CUDA) and
+# 6. chapters 6-9 (GPU cells: moving, map_location, training on CUDA) and
 # their tests, stored outputs compared by nbval on a GPU
-cmd = [sys.executable, "-m", "pytest", "book/05_apply.ipynb",
-       "book/06_state_dict.ipynb", "book/07_capstone.ipynb",
+cmd = [sys.executable, "-m", "pytest", "book/06_apply.ipynb",
+       "book/07_state_dict.ipynb", "book/09_capstone.ipynb",
        "tests/test_apply.py", "tests/test_state_dict.py", "-q"]
 run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
 print("\n".join(run.stdout.strip().splitlines()[-5:]))
-check("nbval of chapters 5-7 + their tests on the GPU",
+check("nbval of chapters 6-9 + their tests on the GPU",
       run.returncode == 0)
 
 print("failed:", check.failed)
