@@ -2,6 +2,7 @@
 drift from them: re-export into a temporary folder and compare every file."""
 import filecmp
 import importlib
+import json
 import shutil
 import subprocess
 import sys
@@ -71,24 +72,57 @@ def test_chapters_are_listed_in_book_order():
     assert chapters()[0] == "registration"  # where Module is born
 
 
-@pytest.mark.parametrize("position", range(5))
-def test_importing_a_chapter_does_not_import_later_ones(position):
+# What each import loads, measured in ONE fresh interpreter (torch is
+# imported once): before each import every mininn module is dropped from
+# sys.modules, so each import starts from nothing, as in a new process.
+PROBE = """
+import importlib, json, sys
+import torch
+
+def loaded(name):
+    for key in [k for k in sys.modules if k.split(".")[0] == "mininn"]:
+        del sys.modules[key]
+    importlib.import_module(name)
+    if name == "mininn":
+        sys.modules["mininn"].Module  # the lazy root finishes the Module
+    return sorted(m for m in sys.modules if m.startswith("mininn."))
+
+names = json.loads(sys.argv[1])
+print(json.dumps({name: loaded(name) for name in names}))
+"""
+
+
+@pytest.fixture(scope="module")
+def imports():
+    """{import name: mininn chapter modules it loaded}."""
+    names = [f"mininn.{c}" for c in chapters()] + ["mininn"]
+    out = subprocess.run([sys.executable, "-c", PROBE, json.dumps(names)],
+                         cwd=BOOK, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("position", range(len(chapters())))
+def test_importing_a_chapter_does_not_import_later_ones(imports, position):
     order = chapters()
-    if position + 1 >= len(order):
-        pytest.skip("no later chapter")
-    loaded = run_in_book(
-        f"import sys, mininn.{order[position]}; "
-        "print(sorted(m for m in sys.modules if m.startswith('mininn.')))"
-    )
-    assert eval(loaded) == sorted(f"mininn.{c}" for c in order[: position + 1])
+    assert imports[f"mininn.{order[position]}"] == sorted(
+        f"mininn.{c}" for c in order[: position + 1])
 
 
-def test_package_root_hands_out_the_finished_module():
-    loaded = run_in_book(
-        "import sys, mininn; mininn.Module; "
-        "print(sorted(m for m in sys.modules if m.startswith('mininn.')))"
-    )
-    assert eval(loaded) == sorted(f"mininn.{c}" for c in chapters())
+def test_the_probe_sees_a_chapter_that_imports_a_later_one(tmp_path):
+    """The import check can fail: a chapter that reaches forward is seen."""
+    copy = tmp_path / "mininn"
+    shutil.copytree(PACKAGE, copy)
+    first, last = chapters()[0], chapters()[-1]
+    with open(copy / f"{first}.py", "a") as f:
+        f.write(f"\nimport mininn.{last}  # planted\n")
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps([f"mininn.{first}"])],
+        cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert f"mininn.{last}" in json.loads(out.stdout)[f"mininn.{first}"]
+
+
+def test_package_root_hands_out_the_finished_module(imports):
+    assert imports["mininn"] == sorted(f"mininn.{c}" for c in chapters())
 
 
 def test_package_root_rejects_unknown_names():

@@ -216,3 +216,16 @@ def test_every_chapter_is_in_the_table_of_contents():
     toc = (ROOT / "_toc.yml").read_text()
     for path in NOTEBOOKS:
         assert f"book/{path.stem}" in toc, path.name
+
+
+DEVICE_PICK = re.compile(r"torch\.device\(\s*[\"']cuda[\"']\s+if")
+
+
+def test_every_device_cell_can_prove_it_took_the_cuda_branch(notebook):
+    """tools/gpu_check.py runs the chapters with MININN_EXPECT_CUDA=1; a cell
+    that picks cuda-or-meta must then assert it got cuda, or a kernel that
+    cannot see the GPU would pass on meta and prove nothing."""
+    _, nb = notebook
+    for cell in code_cells(nb):
+        if DEVICE_PICK.search(cell.source):
+            assert "MININN_EXPECT_CUDA" in cell.source, cell.source[:80]

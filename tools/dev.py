@@ -8,6 +8,13 @@ the first run creates .venv/ and installs requirements.txt into it.
     python3 tools/dev.py outputs     re-run notebooks in fresh kernels
                                      (all, or the ones named after it)
     python3 tools/dev.py bench       mininn vs torch.nn timings
+    python3 tools/dev.py setup       only create .venv and install the pins
+
+`test` runs pytest over both CPU cores (pytest-xdist, one worker per
+notebook or test file); arguments after it go to pytest (`-n 0` runs in
+one process). `lab` passes its arguments to `jupyter lab` and adds
+--allow-root when run as root (Docker, CI). `--help` after any command
+answers without installing anything.
 """
 import os
 import shutil
@@ -63,18 +70,56 @@ def notebooks(names):
                            for p in (ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 
 
+HELP = {
+    "book": "Build the website into _build/html (jupyter-book, -W -n).",
+    "test": "Run the whole suite: nbval, tests/, site and browser checks.\n"
+            "Arguments go to pytest, e.g. `test -m \"not site\"`, "
+            "`test book/02_traversal.ipynb`, `test -n 0`.",
+    "lab": "Open the chapters in JupyterLab; arguments go to `jupyter lab`\n"
+           "(its own --help needs the environment: run `setup` first).",
+    "export": "Write book/mininn/ from the notebooks' export cells.",
+    "outputs": "Re-run notebooks (all, or those named) in fresh kernels and "
+               "store their outputs.",
+    "bench": "Time mininn against torch.nn (benchmarks/bench.py).",
+    "setup": "Create .venv and install requirements.txt (done by every "
+             "other command on first use).",
+}
+
+
+def wants_help(rest):
+    return any(arg in ("-h", "--help") for arg in rest)
+
+
+def workers():
+    """pytest-xdist workers: one per core, at most 4 (a dozen files)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 4))
+
+
 def main(argv):
     command, rest = (argv[0], argv[1:]) if argv else ("help", [])
     python = BIN / "python"
-    if command == "help" or command not in COMMANDS:
+    if command in ("help", "-h", "--help") or command not in COMMANDS:
         print(__doc__)
-        return 0 if command == "help" else 2
+        return 0 if command in ("help", "-h", "--help") else 2
+    installed = (BIN / "python").exists() and STAMP.exists()
+    if wants_help(rest) and (command != "lab" or not installed):
+        print(f"python3 tools/dev.py {command}: {HELP[command]}")
+        if command in ("test", "lab") and not installed:
+            print("(.venv is not set up yet; the first real run installs it)")
+        return 0
     setup()
     if command == "setup":
         return 0
     if command == "test":
         browser()
-        return run(python, "-m", "pytest", *rest)
+        parallel = [] if any(a.startswith("-n") or a == "no:xdist"
+                             for a in rest) else [
+            "-n", str(workers()), "--dist", "loadfile"]
+        return run(python, "-m", "pytest", *parallel, *rest)
     if command == "book":
         code = run(BIN / "jupyter-book", "build", "-W", "-n", "--keep-going",
                    ".", *rest)
@@ -82,17 +127,22 @@ def main(argv):
             print("\nOpen _build/html/index.html in your browser.")
         return code
     if command == "lab":
-        return run(BIN / "jupyter", "lab", "--notebook-dir=book", *rest)
+        root = hasattr(os, "geteuid") and os.geteuid() == 0
+        return run(BIN / "jupyter", "lab", "--notebook-dir=book",
+                   *(["--allow-root"] if root else []), *rest)
     if command == "export":
         return run(python, "tools/export.py", *rest)
     if command == "outputs":  # fresh kernel each, no timing metadata stored
+        env = {k: v for k, v in os.environ.items() if k != "MININN_QUICK"}
         return run(BIN / "jupyter", "nbconvert", "--to", "notebook",
                    "--execute", "--inplace",
                    "--ExecutePreprocessor.kernel_name=python3",
                    "--ExecutePreprocessor.record_timing=False",
-                   "--ExecutePreprocessor.timeout=600", *notebooks(rest))
+                   "--ExecutePreprocessor.timeout=600", *notebooks(rest),
+                   env=env)
     if command == "bench":
-        return run(python, "benchmarks/bench.py", *rest)
+        env = {k: v for k, v in os.environ.items() if k != "MININN_QUICK"}
+        return run(python, "benchmarks/bench.py", *rest, env=env)
     return 2
 
 
