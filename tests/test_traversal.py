@@ -260,6 +260,77 @@ def test_buffers_are_named_buffers_without_names(nn):
     assert list(net.buffers(recurse=False)) == [net.steps]
 
 
+# --- a walk is a generator; walking and editing ---------------------------
+
+def test_parameters_is_a_generator_spent_after_one_pass(nn):
+    params = tree(nn).parameters()
+    sgd = torch.optim.SGD(params, lr=0.1)
+    assert len(sgd.param_groups[0]["params"]) == 9
+    assert list(params) == []
+
+
+def test_each_call_of_parameters_walks_again(nn):
+    net = tree(nn)
+    assert len(list(net.parameters())) == len(list(net.parameters())) == 9
+
+
+def test_a_layer_created_in_forward_is_registered_but_missed_by_an_optimizer(
+        nn):
+    class Lazy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(2, 2)
+
+        def forward(self, x):
+            if not hasattr(self, "head"):
+                self.head = nn.Linear(2, 2)
+            return self.head(self.body(x))
+
+    net = Lazy()
+    sgd = torch.optim.SGD(net.parameters(), lr=0.1)
+    net(torch.ones(1, 2))
+    assert names(net.named_parameters())[-2:] == ["head.weight", "head.bias"]
+    assert len(sgd.param_groups[0]["params"]) == 2
+
+
+def test_deleting_a_child_while_walking_named_modules_raises(nn):
+    net = tree(nn)
+    with pytest.raises(RuntimeError) as info:
+        for name, _ in net.named_modules():
+            if name:
+                delattr(net, name)
+    assert str(info.value) == "dictionary changed size during iteration"
+
+
+def test_deleting_children_after_collecting_named_modules_works(nn):
+    net = tree(nn)
+    for name in [n for n, _ in net.named_modules() if n.count(".") == 0]:
+        if name:
+            delattr(net, name)
+    assert names(net.named_modules()) == [""]
+
+
+def test_set_submodule_replaces_every_module_that_named_modules_finds(nn):
+    net = nn.Sequential(nn.Linear(2, 2), nn.ReLU(),
+                        nn.Sequential(nn.Linear(2, 2), nn.ReLU()))
+    found = [n for n, m in net.named_modules() if isinstance(m, nn.ReLU)]
+    assert found == ["1", "2.1"]
+    for name in found:
+        net.set_submodule(name, nn.Tanh(), strict=True)
+    assert [type(m).__name__ for m in net.modules()] == [
+        "Sequential", "Linear", "Tanh", "Sequential", "Linear", "Tanh"]
+
+
+def test_set_submodule_builds_a_path_one_level_at_a_time(nn):
+    root, leaf = nn.Module(), nn.Module()
+    root.set_submodule("a", nn.Module())
+    root.set_submodule("a.b", nn.Module())
+    root.set_submodule("a.b.c", leaf)
+    assert root.get_submodule("a.b.c") is leaf
+    raises(AttributeError, "Module has no attribute `x`",
+           root.set_submodule, "x.y", nn.Module())
+
+
 # --- get_submodule / get_parameter / get_buffer --------------------------
 
 def test_get_submodule_follows_a_dotted_path(nn):
@@ -422,6 +493,36 @@ def test_train_sets_a_plain_attribute(nn):
     assert "training" not in net._parameters and "training" not in net._buffers
 
 
+def test_train_calls_each_parent_before_its_children(nn):
+    log = []
+
+    class Traced(nn.Module):
+        def train(self, mode=True):
+            log.append(self)
+            return super().train(mode)
+
+    outer, inner, leaf = Traced(), Traced(), Traced()
+    outer.inner, outer.last = inner, Traced()
+    inner.leaf = leaf
+    outer.eval()
+    assert log == [outer, inner, leaf, outer.last]
+
+
+def test_train_calls_train_of_a_module_shared_by_two_parents_twice(nn):
+    calls = []
+
+    class Core(nn.Module):
+        def train(self, mode=True):
+            calls.append(mode)
+            return super().train(mode)
+
+    net = tree(nn)
+    net.first.core = net.last.core = Core()
+    net.eval()
+    assert calls == [False, False]
+    assert list(net.modules()).count(net.first.core) == 1
+
+
 # --- requires_grad_ / zero_grad ----------------------------------------
 
 def test_requires_grad_sets_every_parameter_and_returns_self(nn):
@@ -486,6 +587,28 @@ def test_zero_grad_warns_on_a_data_parallel_replica(nn):
     net._is_replica = True
     with pytest.warns(UserWarning, match=r"nn\.DataParallel\(\) has no"):
         net.zero_grad()
+
+
+def unused_weight_moves(nn, set_to_none):
+    """Momentum SGD: step with a gradient for both, clear, then step with
+    a gradient for `scale` only; did `first.bias` move in the second?"""
+    net = tree(nn)
+    sgd = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    (net.scale * net.first.bias).sum().backward()
+    sgd.step()
+    net.zero_grad(set_to_none=set_to_none)
+    (net.scale * 2).sum().backward()
+    before = net.first.bias.detach().clone()
+    sgd.step()
+    return not torch.equal(net.first.bias, before)
+
+
+def test_zero_grad_set_to_none_keeps_momentum_sgd_off_an_unused_weight(nn):
+    assert unused_weight_moves(nn, set_to_none=True) is False
+
+
+def test_zero_grad_set_to_zero_lets_momentum_sgd_move_an_unused_weight(nn):
+    assert unused_weight_moves(nn, set_to_none=False) is True
 
 
 # --- apply ---------------------------------------------------------------

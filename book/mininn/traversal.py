@@ -120,6 +120,10 @@ def get_submodule(self, target: str) -> Module:
     mod = self
     for item in target.split("."):
         if not hasattr(mod, item):
+            # torch builds its messages by concatenation, odd ones too
+            # (set_submodule's "`" + "module" + ...); we keep them as they
+            # are, so that every message matches torch's character for
+            # character
             raise AttributeError(
                 mod._get_name() + " has no attribute `" + item + "`")
         mod = getattr(mod, item)
