@@ -426,3 +426,136 @@ def test_meta_move_unties_a_tied_weight(nn):
     assert model[1].weight is model[0].weight
     model.to("meta")
     assert model[1].weight is not model[0].weight
+
+
+def shared_buffer_model(nn):
+    """Two modules holding one tensor as their buffer "table"."""
+    shared = torch.arange(4.0)
+    a, b = nn.Module(), nn.Module()
+    a.register_buffer("table", shared)
+    b.register_buffer("table", shared)
+    return nn.Sequential(a, b)
+
+
+@pytest.mark.parametrize("label", ["double", "half", "to_meta",
+                                   "to_empty_cpu"])
+def test_a_conversion_that_makes_new_tensors_unties_a_shared_buffer(nn,
+                                                                    label):
+    model = CONVERSIONS[label](shared_buffer_model(nn))
+    assert model[0].table is not model[1].table
+    assert [n for n, _ in model.named_buffers()] == ["0.table", "1.table"]
+
+
+@pytest.mark.parametrize("label", ["float", "cpu", "share_memory"])
+def test_a_conversion_that_changes_nothing_keeps_a_shared_buffer(nn, label):
+    model = CONVERSIONS[label](shared_buffer_model(nn))
+    assert model[0].table is model[1].table
+    assert [n for n, _ in model.named_buffers()] == ["0.table"]
+
+
+def test_the_swap_flag_does_not_keep_a_shared_buffer_tied(nn, flags):
+    flags(swap=True)  # the flags concern parameters only
+    model = shared_buffer_model(nn).double()
+    assert model[0].table is not model[1].table
+
+
+def test_a_reference_to_a_buffer_goes_stale_after_a_cast(nn):
+    torch.manual_seed(0)
+    bn = nn.BatchNorm1d(2)
+    held = bn.running_mean
+    bn.double()
+    bn(torch.randn(8, 2, dtype=torch.float64))
+    assert held is not bn.running_mean
+    assert held.dtype == torch.float32 and bool((held == 0).all())
+    assert not bool((bn.running_mean == 0).all())
+
+
+def civilnet(nn, register):
+    class CivilNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+            if register:
+                self.register_buffer("syszux", torch.zeros(1, 1))
+            else:
+                self.syszux = torch.zeros(1, 1)
+
+        def forward(self, x):
+            return self.fc(x) + self.syszux
+
+    return CivilNet()
+
+
+def test_a_plain_tensor_attribute_is_neither_moved_nor_cast(nn):
+    net = civilnet(nn, register=False).to("meta")
+    assert net.syszux.device.type == "cpu"
+    net = civilnet(nn, register=False).double()
+    assert net.syszux.dtype == torch.float32
+    assert "syszux" not in dict(net.named_buffers())
+
+
+def test_forward_fails_when_a_plain_attribute_stayed_behind(both):
+    errors = []
+    for lib in both:
+        net = civilnet(lib, register=False).to("meta")
+        with pytest.raises(RuntimeError) as e:
+            net(torch.randn(1, 2, device="meta"))
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    assert errors[0] == ("Tensor on device cpu is not on the expected "
+                         "device meta!")
+
+
+def test_a_registered_buffer_moves_with_the_model(nn):
+    net = civilnet(nn, register=True).to("meta")
+    assert net.syszux.device.type == "meta"
+    assert net(torch.randn(1, 2, device="meta")).device.type == "meta"
+
+
+def edit_in_a_forked_worker(layer):
+    """weight[0, 0] = 42 in a forked process; True if the parent sees it."""
+    def work():
+        with torch.no_grad():
+            layer.weight[0, 0] = 42.0
+
+    worker = torch.multiprocessing.get_context("fork").Process(target=work)
+    worker.start()
+    worker.join()
+    assert worker.exitcode == 0
+    return bool(layer.weight[0, 0] == 42.0)
+
+
+needs_fork = pytest.mark.skipif(
+    "fork" not in torch.multiprocessing.get_all_start_methods(),
+    reason="needs the fork start method")
+
+
+@needs_fork
+def test_share_memory_lets_a_worker_process_edit_the_parents_weights(nn):
+    assert edit_in_a_forked_worker(nn.Linear(2, 2).share_memory())
+
+
+@needs_fork
+def test_without_share_memory_a_worker_process_edits_a_private_copy(nn):
+    assert not edit_in_a_forked_worker(nn.Linear(2, 2))
+
+
+def test_apply_visits_modules_and_private_apply_visits_tensors(both):
+    def visits(lib):
+        model = lib.Sequential(lib.Linear(2, 3), lib.ReLU())
+        modules, tensors = [], []
+        model.apply(lambda m: modules.append(type(m).__name__))
+        model._apply(lambda t: tensors.append(tuple(t.shape)) or t)
+        return modules, tensors
+
+    real, mini = both
+    assert visits(mini) == visits(real) == (
+        ["Linear", "ReLU", "Sequential"], [(3, 2), (3,)])
+
+
+def test_autocast_computes_in_low_precision_and_keeps_float32_weights(nn):
+    layer = nn.Linear(3, 2)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = layer(torch.randn(4, 3))
+    assert out.dtype == torch.bfloat16
+    assert layer.weight.dtype == torch.float32
