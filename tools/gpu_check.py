@@ -216,7 +216,10 @@ def nbval(label, extra_env, paths, section):
 summary_nbval = nbval("nbval of every chapter + tests/ on CUDA", {},
                       ["book", "tests"], "nbval")
 
-# 4. the same chapters with TF32 allowed at kernel start
+# 4. the same chapters with TF32: first allowed at kernel start, as a user
+# may set the flags (the cells that compare GPU with CPU values switch
+# them off again); then forced by TORCH_ALLOW_TF32_CUBLAS_OVERRIDE, which
+# no flag can undo (those cells then widen their tolerance, and say why)
 with tempfile.TemporaryDirectory() as ipython:
     startup = Path(ipython) / "profile_default" / "startup"
     startup.mkdir(parents=True)
@@ -226,6 +229,10 @@ with tempfile.TemporaryDirectory() as ipython:
         "torch.backends.cudnn.allow_tf32 = True\n")
     summary_tf32 = nbval("nbval of every chapter with TF32 allowed",
                          {"IPYTHONDIR": ipython}, ["book"], "tf32")
+    summary_forced = nbval(
+        "nbval of every chapter with TF32 forced for cuBLAS",
+        {"IPYTHONDIR": ipython, "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"},
+        ["book"], "tf32")
 
 # 5. chapter 9's deterministic twins, twice more
 summary_det = [nbval(f"chapter 9 on CUDA, run {i} (deterministic twins)",
@@ -237,6 +244,7 @@ passed = sum(sum(v) for v in RESULTS.values())
 total = sum(len(v) for v in RESULTS.values())
 parts = ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in RESULTS.items())
 print(f"gpu_check on {DEVICE}: {passed}/{total} checks passed ({parts}); "
-      f"nbval: {summary_nbval}; TF32: {summary_tf32}; "
+      f"nbval: {summary_nbval}; TF32 allowed: {summary_tf32}; "
+      f"TF32 forced: {summary_forced}; "
       f"chapter 9 reruns: {' / '.join(summary_det)}")
 sys.exit(0 if passed == total else 1)
