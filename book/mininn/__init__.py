@@ -6,7 +6,7 @@ imports every chapter first, so you always get the finished Module.
 """
 import importlib
 
-CHAPTERS = ['registration', 'traversal', 'layers', 'hooks', 'apply', 'state']
+CHAPTERS = ['registration', 'traversal', 'layers', 'containers', 'hooks', 'apply', 'state', 'checkpoints']
 
 _WHERE = {
     'AdaptiveAvgPool2d': 'layers',
@@ -21,20 +21,25 @@ _WHERE = {
     'Linear': 'layers',
     'MaxPool2d': 'layers',
     'Module': 'registration',
-    'ModuleDict': 'layers',
-    'ModuleList': 'layers',
-    'ParameterDict': 'layers',
-    'ParameterList': 'layers',
+    'ModuleDict': 'containers',
+    'ModuleList': 'containers',
+    'ParameterDict': 'containers',
+    'ParameterList': 'containers',
     'ReLU': 'layers',
     'RemovableHandle': 'hooks',
-    'Sequential': 'layers',
+    'Sequential': 'containers',
     'Sigmoid': 'layers',
     'Tanh': 'layers',
+    'consume_prefix_in_state_dict_if_present': 'checkpoints',
     'load_all_or_nothing': 'state',
+    'register_module_backward_hook': 'hooks',
+    'register_module_buffer_registration_hook': 'registration',
     'register_module_forward_hook': 'hooks',
     'register_module_forward_pre_hook': 'hooks',
     'register_module_full_backward_hook': 'hooks',
     'register_module_full_backward_pre_hook': 'hooks',
+    'register_module_module_registration_hook': 'registration',
+    'register_module_parameter_registration_hook': 'registration',
 }
 
 __all__ = sorted(_WHERE)

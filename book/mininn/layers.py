@@ -3,16 +3,12 @@
 
 import collections.abc as container_abcs
 import math
-import operator
-from collections import OrderedDict
-from itertools import chain, islice
 
 import torch
 import torch.nn.functional as F
 from torch.nn import Parameter, init
 
 from mininn.traversal import Module, add_to_class
-from mininn.traversal import _addindent  # the repr helper of chapter 2
 
 
 def _forward_unimplemented(self, *input):
@@ -81,19 +77,6 @@ def _pair(x):
     return (x, x)
 
 
-def _pad_for_f_pad(padding, kernel_size, dilation):
-    """Padding as F.pad wants it: (left, right, top, bottom)."""
-    if padding == "valid":
-        return [0, 0, 0, 0]
-    if padding == "same":
-        pads = [0, 0, 0, 0]
-        for d, k, i in zip(dilation, kernel_size, (1, 0)):
-            total = d * (k - 1)
-            pads[2 * i], pads[2 * i + 1] = total // 2, total - total // 2
-        return pads
-    return tuple(p for p in reversed(padding) for _ in range(2))
-
-
 class Conv2d(Module):
     """2-D convolution over (N, C, H, W), initialised as torch.nn.Conv2d."""
 
@@ -102,18 +85,16 @@ class Conv2d(Module):
                  padding_mode="zeros", device=None, dtype=None):
         factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()
-        _check_conv_args(in_channels, out_channels, _pair(stride), padding,
-                         groups, padding_mode)
+        _check_conv_args(in_channels, out_channels, padding, groups,
+                         padding_mode)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _pair(kernel_size)
         self.stride = _pair(stride)
-        self.padding = padding if isinstance(padding, str) else _pair(padding)
+        self.padding = _pair(padding)
         self.dilation = _pair(dilation)
         self.groups = groups
-        self.padding_mode = padding_mode
-        self._reversed_padding_repeated_twice = _pad_for_f_pad(
-            self.padding, self.kernel_size, self.dilation)
+        self.padding_mode = padding_mode  # always "zeros" here
         self.weight = Parameter(torch.empty(
             (out_channels, in_channels // groups, *self.kernel_size),
             **factory_kwargs))
@@ -124,7 +105,7 @@ class Conv2d(Module):
         self.reset_parameters()
 
 
-def _check_conv_args(in_channels, out_channels, stride, padding, groups,
+def _check_conv_args(in_channels, out_channels, padding, groups,
                      padding_mode):
     if groups <= 0:
         raise ValueError("groups must be a positive integer")
@@ -132,18 +113,14 @@ def _check_conv_args(in_channels, out_channels, stride, padding, groups,
         raise ValueError("in_channels must be divisible by groups")
     if out_channels % groups != 0:
         raise ValueError("out_channels must be divisible by groups")
-    valid_padding_strings = {"same", "valid"}
+    # Every padding string is refused, so no message prints torch's set of
+    # valid strings (a set's order depends on the hash seed).
     if isinstance(padding, str):
-        if padding not in valid_padding_strings:
-            raise ValueError(f"Invalid padding string {padding!r}, should be "
-                             f"one of {valid_padding_strings}")
-        if padding == "same" and any(s != 1 for s in stride):
-            raise ValueError(
-                "padding='same' is not supported for strided convolutions")
-    valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
-    if padding_mode not in valid_padding_modes:
-        raise ValueError(f"padding_mode must be one of {valid_padding_modes}"
-                         f", but got padding_mode='{padding_mode}'")
+        raise NotImplementedError(
+            f"mininn's Conv2d does not rebuild padding={padding!r}")
+    if padding_mode != "zeros":
+        raise NotImplementedError(
+            f"mininn's Conv2d does not rebuild padding_mode={padding_mode!r}")
 
 
 @add_to_class(Conv2d)
@@ -158,11 +135,6 @@ def reset_parameters(self):
 
 @add_to_class(Conv2d)
 def forward(self, input):
-    if self.padding_mode != "zeros":
-        input = F.pad(input, self._reversed_padding_repeated_twice,
-                      mode=self.padding_mode)
-        return F.conv2d(input, self.weight, self.bias, self.stride,
-                        _pair(0), self.dilation, self.groups)
     return F.conv2d(input, self.weight, self.bias, self.stride,
                     self.padding, self.dilation, self.groups)
 
@@ -179,8 +151,6 @@ def extra_repr(self):
         s += ", groups={groups}"
     if self.bias is None:
         s += ", bias=False"
-    if self.padding_mode != "zeros":
-        s += ", padding_mode={padding_mode}"
     return s.format(**self.__dict__)
 
 
@@ -400,583 +370,3 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
-
-
-class Sequential(Module):
-    """Modules run one after another; they are registered "0", "1", ..."""
-
-    def __init__(self, *args):
-        super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for key, module in args[0].items():
-                self.add_module(key, module)
-        else:
-            for idx, module in enumerate(args):
-                self.add_module(str(idx), module)
-
-    def _get_item_by_idx(self, iterator, idx):
-        """The idx-th item of iterator; negative idx counts from the end."""
-        size = len(self)
-        idx = operator.index(idx)
-        if not -size <= idx < size:
-            raise IndexError(f"index {idx} is out of range")
-        idx %= size
-        return next(islice(iterator, idx, None))
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            items = list(self._modules.items())[idx]
-            return self.__class__(OrderedDict(items))
-        return self._get_item_by_idx(self._modules.values(), idx)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def forward(self, input):
-        for module in self:
-            input = module(input)
-        return input
-
-
-@add_to_class(Sequential)
-def __setitem__(self, idx, module):
-    key = self._get_item_by_idx(self._modules.keys(), idx)
-    return setattr(self, key, module)
-
-
-@add_to_class(Sequential)
-def __delitem__(self, idx):
-    if isinstance(idx, slice):
-        for key in list(self._modules.keys())[idx]:
-            delattr(self, key)
-    else:
-        delattr(self, self._get_item_by_idx(self._modules.keys(), idx))
-    # renumber what is left: "0", "1", ...
-    str_indices = [str(i) for i in range(len(self._modules))]
-    self._modules = OrderedDict(zip(str_indices, self._modules.values()))
-
-
-@add_to_class(Sequential)
-def pop(self, key):
-    v = self[key]
-    del self[key]
-    return v
-
-
-@add_to_class(Sequential)
-def append(self, module):
-    """Add `module` at the end; returns self."""
-    self.add_module(str(len(self)), module)
-    return self
-
-
-@add_to_class(Sequential)
-def insert(self, index, module):
-    """Put `module` at position `index`, shifting the later ones; self."""
-    if not isinstance(module, Module):
-        raise AssertionError(f"module should be of type: {Module}")
-    n = len(self._modules)
-    if not -n <= index <= n:
-        raise IndexError(f"Index out of range: {index}")
-    if index < 0:
-        index += n
-    for i in range(n, index, -1):
-        self._modules[str(i)] = self._modules[str(i - 1)]
-    self._modules[str(index)] = module
-    return self
-
-
-@add_to_class(Sequential)
-def extend(self, sequential):
-    """Append every module of an iterable; returns self."""
-    for layer in sequential:
-        self.append(layer)
-    return self
-
-
-def _not_sequential(other):
-    return ValueError("add operator supports only objects of Sequential "
-                      f"class, but {str(type(other))} is given.")
-
-
-def _check_factor(seq, other):
-    if not isinstance(other, int):
-        raise TypeError(f"unsupported operand type(s) for *: {type(seq)} "
-                        f"and {type(other)}")
-    if other <= 0:
-        raise ValueError(
-            f"Non-positive multiplication factor {other} for {type(seq)}")
-
-
-@add_to_class(Sequential)
-def __add__(self, other):
-    if not isinstance(other, Sequential):
-        raise _not_sequential(other)
-    ret = Sequential()
-    for layer in chain(self, other):
-        ret.append(layer)
-    return ret
-
-
-@add_to_class(Sequential)
-def __iadd__(self, other):
-    if not isinstance(other, Sequential):
-        raise _not_sequential(other)
-    offset = len(self)
-    for i, module in enumerate(other):
-        self.add_module(str(i + offset), module)
-    return self
-
-
-@add_to_class(Sequential)
-def __mul__(self, other):
-    _check_factor(self, other)
-    combined = Sequential()
-    for offset, module in enumerate(list(self) * other):
-        combined.add_module(str(offset), module)
-    return combined
-
-
-@add_to_class(Sequential)
-def __imul__(self, other):
-    _check_factor(self, other)
-    original = list(self)
-    for module in original * (other - 1):
-        self.append(module)
-    return self
-
-
-Sequential.__rmul__ = Sequential.__mul__
-
-
-class ModuleList(Module):
-    """A list of modules, registered as "0", "1", ..."""
-
-    def __init__(self, modules=None):
-        super().__init__()
-        if modules is not None:
-            self += modules
-
-    def _get_abs_string_index(self, idx):
-        """The key of position idx ("2" for -1 of three)."""
-        idx = operator.index(idx)
-        if not -len(self) <= idx < len(self):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            return self.__class__(list(self._modules.values())[idx])
-        return self._modules[self._get_abs_string_index(idx)]
-
-    def __setitem__(self, idx, module):
-        return setattr(self, self._get_abs_string_index(idx), module)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-
-@add_to_class(ModuleList)
-def __delitem__(self, idx):
-    if isinstance(idx, slice):
-        for k in range(len(self._modules))[idx]:
-            delattr(self, str(k))
-    else:
-        delattr(self, self._get_abs_string_index(idx))
-    str_indices = [str(i) for i in range(len(self._modules))]
-    self._modules = OrderedDict(zip(str_indices, self._modules.values()))
-
-
-@add_to_class(ModuleList)
-def append(self, module):
-    self.add_module(str(len(self)), module)
-    return self
-
-
-@add_to_class(ModuleList)
-def extend(self, modules):
-    if not isinstance(modules, container_abcs.Iterable):
-        raise TypeError("ModuleList.extend should be called with an "
-                        "iterable, but got " + type(modules).__name__)
-    offset = len(self)
-    for i, module in enumerate(modules):
-        self.add_module(str(offset + i), module)
-    return self
-
-
-@add_to_class(ModuleList)
-def insert(self, index, module):
-    for i in range(len(self._modules), index, -1):
-        self._modules[str(i)] = self._modules[str(i - 1)]
-    self._modules[str(index)] = module
-
-
-@add_to_class(ModuleList)
-def pop(self, key):
-    v = self[key]
-    del self[key]
-    return v
-
-
-@add_to_class(ModuleList)
-def __add__(self, other):
-    combined = ModuleList()
-    for i, module in enumerate(chain(self, other)):
-        combined.add_module(str(i), module)
-    return combined
-
-
-ModuleList.__iadd__ = ModuleList.extend
-
-
-@add_to_class(ModuleList)
-def __repr__(self):
-    """Like Module's repr, but runs of equal children fold into one line."""
-    list_of_reprs = [repr(item) for item in self]
-    if len(list_of_reprs) == 0:
-        return self._get_name() + "()"
-    blocks = []  # [first index, last index, repr] of each run
-    for i, r in enumerate(list_of_reprs):
-        if blocks and r == blocks[-1][2]:
-            blocks[-1][1] = i
-        else:
-            blocks.append([i, i, r])
-    lines = []
-    for start, end, b in blocks:
-        local_repr = f"({start}): {b}"
-        if start != end:
-            local_repr = f"({start}-{end}): {end - start + 1} x {b}"
-        lines.append(_addindent(local_repr, 2))
-    return (self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)")
-
-
-class ModuleDict(Module):
-    """A dict of modules, registered under their keys, in insertion order."""
-
-    def __init__(self, modules=None):
-        super().__init__()
-        if modules is not None:
-            self.update(modules)
-
-    def __getitem__(self, key):
-        return self._modules[key]
-
-    def __setitem__(self, key, module):
-        self.add_module(key, module)
-
-    def __delitem__(self, key):
-        del self._modules[key]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
-
-
-@add_to_class(ModuleDict)
-def clear(self):
-    self._modules.clear()
-
-
-@add_to_class(ModuleDict)
-def pop(self, key):
-    v = self[key]
-    del self[key]
-    return v
-
-
-@add_to_class(ModuleDict)
-def keys(self):
-    return self._modules.keys()
-
-
-@add_to_class(ModuleDict)
-def items(self):
-    return self._modules.items()
-
-
-@add_to_class(ModuleDict)
-def values(self):
-    return self._modules.values()
-
-
-@add_to_class(ModuleDict)
-def update(self, modules):
-    """Add modules from a mapping or from (key, module) pairs."""
-    if not isinstance(modules, container_abcs.Iterable):
-        raise TypeError("ModuleDict.update should be called with an iterable "
-                        "of key/value pairs, but got "
-                        + type(modules).__name__)
-    if isinstance(modules, (OrderedDict, ModuleDict, container_abcs.Mapping)):
-        for key, module in modules.items():
-            self[key] = module
-        return
-    for j, m in enumerate(modules):
-        if not isinstance(m, container_abcs.Iterable):
-            raise TypeError("ModuleDict update sequence element #" + str(j)
-                            + " should be Iterable; is" + type(m).__name__)
-        if not len(m) == 2:
-            raise ValueError("ModuleDict update sequence element #" + str(j)
-                             + " has length " + str(len(m))
-                             + "; 2 is required")
-        self[m[0]] = m[1]
-
-
-def _describe(key, p, typename):
-    """One repr line of a ParameterList/ParameterDict entry."""
-    if not isinstance(p, torch.Tensor):
-        return f"  ({key}): Object of type: " + type(p).__name__
-    size_str = "x".join(str(size) for size in p.size())
-    device_str = f" ({p.device})" if p.device.type == "cuda" else ""
-    kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-    # ParameterList shows the dtype, ParameterDict the tensor type
-    tensor_type = torch.typename(p) if typename else p.dtype
-    return (f"  ({key}): {kind} containing: "
-            f"[{tensor_type} of size {size_str}{device_str}]")
-
-
-def _as_parameter(value):
-    """A plain tensor becomes a Parameter; anything else is kept."""
-    if isinstance(value, torch.Tensor) and not isinstance(value, Parameter):
-        return Parameter(value)
-    return value
-
-
-class ParameterList(Module):
-    """A list of Parameters, registered as "0", "1", ..."""
-
-    def __init__(self, values=None):
-        super().__init__()
-        self._size = 0
-        if values is not None:
-            self += values
-
-    _get_abs_string_index = ModuleList._get_abs_string_index
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            out = self.__class__()
-            for i in range(*idx.indices(len(self))):
-                out.append(self[i])
-            return out
-        return getattr(self, self._get_abs_string_index(idx))
-
-    def __setitem__(self, idx, param):
-        idx = self._get_abs_string_index(idx)
-        return setattr(self, idx, _as_parameter(param))
-
-    def __len__(self):
-        return self._size
-
-    def __iter__(self):
-        return iter(self[i] for i in range(len(self)))
-
-
-@add_to_class(ParameterList)
-def append(self, value):
-    new_idx = len(self)
-    self._size += 1
-    self[new_idx] = value
-    return self
-
-
-@add_to_class(ParameterList)
-def extend(self, values):
-    if (not isinstance(values, container_abcs.Iterable)
-            or isinstance(values, torch.Tensor)):
-        raise TypeError("ParameterList.extend should be called with an "
-                        "iterable, but got " + type(values).__name__)
-    for value in values:
-        self.append(value)
-    return self
-
-
-@add_to_class(ParameterList)
-def extra_repr(self):
-    return "\n".join(_describe(k, p, typename=False)
-                     for k, p in enumerate(self))
-
-
-@add_to_class(ParameterList)
-def __call__(self, *args, **kwargs):
-    raise RuntimeError("ParameterList should not be called.")
-
-
-ParameterList.__iadd__ = ParameterList.extend
-
-
-class ParameterDict(Module):
-    """A dict of Parameters, registered under their (string) keys."""
-
-    def __init__(self, parameters=None):
-        super().__init__()
-        self._keys = {}
-        if parameters is not None:
-            self.update(parameters)
-
-    def _key_to_attr(self, key):
-        if not isinstance(key, str):
-            raise TypeError(
-                "Index given to ParameterDict cannot be used as a key as it "
-                f"is not a string (type is '{type(key).__name__}'). Open an "
-                "issue on github if you need non-string keys.")
-        return key
-
-    def __getitem__(self, key):
-        return getattr(self, self._key_to_attr(key))
-
-    def __setitem__(self, key, value):
-        self._keys[key] = None
-        setattr(self, self._key_to_attr(key), _as_parameter(value))
-
-    def __delitem__(self, key):
-        del self._keys[key]
-        delattr(self, self._key_to_attr(key))
-
-
-@add_to_class(ParameterDict)
-def __len__(self):
-    return len(self._keys)
-
-
-@add_to_class(ParameterDict)
-def __iter__(self):
-    return iter(self._keys)
-
-
-@add_to_class(ParameterDict)
-def __contains__(self, key):
-    return key in self._keys
-
-
-@add_to_class(ParameterDict)
-def keys(self):
-    return self._keys.keys()
-
-
-@add_to_class(ParameterDict)
-def items(self):
-    return ((k, self[k]) for k in self._keys)
-
-
-@add_to_class(ParameterDict)
-def values(self):
-    return (self[k] for k in self._keys)
-
-
-@add_to_class(ParameterDict)
-def get(self, key, default=None):
-    return self[key] if key in self else default
-
-
-@add_to_class(ParameterDict)
-def pop(self, key):
-    v = self[key]
-    del self[key]
-    return v
-
-
-@add_to_class(ParameterDict)
-def clear(self):
-    for k in self._keys.copy():
-        del self[k]
-
-
-@add_to_class(ParameterDict)
-def copy(self):
-    return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
-
-
-@add_to_class(ParameterDict)
-def setdefault(self, key, default=None):
-    if key not in self:
-        self[key] = default
-    return self[key]
-
-
-@add_to_class(ParameterDict)
-def popitem(self):
-    k, _ = self._keys.popitem()
-    self._keys[k] = None  # back again, for __delitem__ to remove
-    val = self[k]
-    del self[k]
-    return k, val
-
-
-@add_to_class(ParameterDict)
-def fromkeys(self, keys, default=None):
-    return ParameterDict((k, default) for k in keys)
-
-
-@add_to_class(ParameterDict)
-def __reversed__(self):
-    return reversed(self._keys)
-
-
-@add_to_class(ParameterDict)
-def __or__(self, other):
-    copy = self.copy()
-    copy.update(other)
-    return copy
-
-
-@add_to_class(ParameterDict)
-def __ror__(self, other):
-    copy = other.copy()
-    copy.update(self)
-    return copy
-
-
-@add_to_class(ParameterDict)
-def __ior__(self, other):
-    self.update(other)
-    return self
-
-
-@add_to_class(ParameterDict)
-def update(self, parameters):
-    """Add entries from a mapping (a plain dict is sorted) or pairs."""
-    if not isinstance(parameters, container_abcs.Iterable):
-        raise TypeError("ParametersDict.update should be called with an "
-                        "iterable of key/value pairs, but got "
-                        + type(parameters).__name__)
-    if isinstance(parameters, (OrderedDict, ParameterDict)):
-        for key, parameter in parameters.items():
-            self[key] = parameter
-    elif isinstance(parameters, container_abcs.Mapping):
-        for key, parameter in sorted(parameters.items()):
-            self[key] = parameter
-    else:
-        for j, p in enumerate(parameters):
-            if not isinstance(p, container_abcs.Iterable):
-                raise TypeError("ParameterDict update sequence element #"
-                                + str(j) + " should be Iterable; is"
-                                + type(p).__name__)
-            if not len(p) == 2:
-                raise ValueError("ParameterDict update sequence element #"
-                                 + str(j) + " has length " + str(len(p))
-                                 + "; 2 is required")
-            self[p[0]] = p[1]
-
-
-@add_to_class(ParameterDict)
-def extra_repr(self):
-    return "\n".join(_describe(k, p, typename=True)
-                     for k, p in self.items())
-
-
-@add_to_class(ParameterDict)
-def __call__(self, input):
-    raise RuntimeError("ParameterDict should not be called.")
