@@ -98,46 +98,50 @@ def same_tensors(a_items, b_items):
     )
 
 
-def draw_module_tree(model, title=None, ax=None):
-    """Draw `model`'s module tree (from `named_modules`) with matplotlib.
-
-    Leaves sit in one row at the bottom; each parent is centred over its
-    children. Returns the matplotlib Axes.
-    """
+def inch_axes(width, height):
+    """A figure of `width` x `height` inches whose axes count in inches, so
+    that text drawn at 10 points prints at 10 points on the page."""
     import matplotlib.pyplot as plt
 
-    names = [name for name, _ in model.named_modules()]
-    kind = {name: type(m).__name__ for name, m in model.named_modules()}
-    kids = {name: [] for name in names}
-    for name in names[1:]:
-        kids[name.rpartition(".")[0]].append(name)
-    depth = {name: 0 if not name else name.count(".") + 1 for name in names}
-    x, leaves = {}, 0
-
-    def place(name):
-        nonlocal leaves
-        if not kids[name]:
-            x[name], leaves = leaves, leaves + 1
-        else:
-            for kid in kids[name]:
-                place(kid)
-            x[name] = (x[kids[name][0]] + x[kids[name][-1]]) / 2
-
-    place("")
-    if ax is None:
-        levels = max(depth.values()) + 1
-        _, ax = plt.subplots(figsize=(max(6, leaves * 0.75), 1.4 * levels + 0.5))
-    for name in names:
-        for kid in kids[name]:
-            ax.plot([x[name], x[kid]], [-depth[name], -depth[kid]],
-                    color="0.6", lw=1, zorder=1)
-    for name in names:
-        label = (name.rpartition(".")[2] or "root") + "\n" + kind[name]
-        ax.text(x[name], -depth[name], label, ha="center", va="center",
-                fontsize=7, zorder=2,
-                bbox=dict(boxstyle="round,pad=0.3", fc="#eef3fb", ec="#4a6fa5"))
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1), xlim=(0, width), ylim=(-height, 0))
     ax.set_axis_off()
-    ax.margins(x=0.04, y=0.15)
-    if title:
-        ax.set_title(title)
+    return ax
+
+
+def draw_module_tree(ax, model, numbers=None, x0=0.0, top=-0.3, size=10):
+    """Draw `model`'s module tree (from `named_modules`) on `ax`, which
+    counts in inches (see `inch_axes`), laid out as `print(model)` reads:
+    one column per level from left to right, one row per leaf, each parent
+    level with the middle of its children. `numbers` maps a module's name
+    ("" for the root) to a label drawn in a dot beside its box, such as its
+    place in a walk. Returns `ax`.
+    """
+    mods = dict(model.named_modules())
+    kids = {n: [k for k in mods if k and k.rpartition(".")[0] == n]
+            for n in mods}
+    text = {n: f"{n.rpartition('.')[2] or 'root'}: {m._get_name()}"
+            for n, m in mods.items()}
+    x = {n: x0 + 0.35 for n in mods}
+    for n in mods:  # a child starts right of its parent's box
+        for k in kids[n]:
+            x[k] = max(x[k], x[n] + 0.085 * size / 10 * len(text[n]) + 0.5)
+    y, row = {}, 0
+    for n in mods:  # pre-order, so the leaves come top to bottom
+        if not kids[n]:
+            y[n], row = top - 0.3 * row * size / 10, row + 1
+    for n in reversed(list(mods)):
+        if kids[n]:
+            y[n] = (y[kids[n][0]] + y[kids[n][-1]]) / 2
+    box = dict(boxstyle="round,pad=0.3", fc="#eef3fb", ec="#4a6fa5")
+    dot = dict(boxstyle="circle,pad=0.2", fc="#fde7c8", ec="#c77800")
+    for n in mods:
+        for k in kids[n]:
+            elbow = x[k] - 0.25
+            ax.plot([x[n], elbow, elbow, x[k]], [y[n], y[n], y[k], y[k]],
+                    color="0.6", lw=1, zorder=1)
+        ax.text(x[n], y[n], text[n], size=size, va="center", bbox=box)
+        if numbers:
+            ax.text(x[n] - 0.12, y[n], numbers[n], size=size - 1,
+                    ha="center", va="center", bbox=dot, zorder=3)
     return ax

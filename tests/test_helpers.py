@@ -9,8 +9,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from helpers import (  # noqa: E402
-    compare_errors, copy_weights, draw_module_tree, error_of, rounded,
-    same_tensors, table,
+    compare_errors, copy_weights, draw_module_tree, error_of, inch_axes,
+    rounded, same_tensors, table,
 )
 
 
@@ -89,12 +89,17 @@ def test_same_tensors_sees_a_different_name():
     assert not same_tensors([("a", t)], [("b", t)])
 
 
-def test_draw_module_tree_draws_one_box_per_module():
+def test_draw_module_tree_draws_one_box_per_module_in_walk_order():
     net = torch.nn.Sequential(torch.nn.Linear(2, 2),
                               torch.nn.Sequential(torch.nn.ReLU()))
-    ax = draw_module_tree(net, title="net")
+    numbers = {"": "1", "0": "2", "1": "3", "1.0": "4"}
+    ax = draw_module_tree(inch_axes(4, 2), net, numbers)
     labels = [t.get_text() for t in ax.texts]
-    assert labels == ["root\nSequential", "0\nLinear", "1\nSequential",
-                      "0\nReLU"]
-    assert ax.get_title() == "net"
+    assert labels == ["root: Sequential", "1", "0: Linear", "2",
+                      "1: Sequential", "3", "0: ReLU", "4"]
+    boxes = {t.get_text(): t.get_position() for t in ax.texts}
+    # a child sits right of its parent; leaves go down in pre-order
+    assert boxes["0: ReLU"][0] > boxes["1: Sequential"][0]
+    assert boxes["1: Sequential"][0] > boxes["root: Sequential"][0]
+    assert boxes["0: Linear"][1] > boxes["0: ReLU"][1]
     matplotlib.pyplot.close("all")
