@@ -38,9 +38,10 @@ class Backend:
             self._places = [mininn, ShareTorchTensors]
         else:
             import torch.nn.modules.module as module
+            import torch.nn.modules.utils as utils
             import torch.utils.hooks as hooks
 
-            self._places = [torch.nn, module, hooks]
+            self._places = [torch.nn, module, hooks, utils]
 
     def __getattr__(self, attr):
         for place in self._places:

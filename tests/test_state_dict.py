@@ -2,6 +2,7 @@
 torch.nn and on mininn (the `nn` fixture); messages pinned here are
 torch's, checked by the torch.nn run of the same test."""
 import io
+import pickle
 import warnings
 from collections import OrderedDict
 
@@ -528,34 +529,6 @@ def test_removed_load_hooks_no_longer_run(nn):
     assert seen == []
 
 
-# -- checkpoints on disk ------------------------------------------------------
-
-def test_weights_only_round_trip_keeps_keys_values_and_metadata(nn):
-    sd = fresh(nn).state_dict()
-    buffer = io.BytesIO()
-    torch.save(sd, buffer)
-    buffer.seek(0)
-    back = torch.load(buffer, weights_only=True)
-    assert list(back) == list(sd) and back._metadata == sd._metadata
-    assert all(torch.equal(back[k], sd[k]) for k in sd)
-
-
-def test_consume_prefix_strips_module_dot(nn):
-    from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
-
-    class Wrapper(nn.Module):
-        def __init__(self, module):
-            super().__init__()
-            self.module = module
-
-    sd = Wrapper(fresh(nn)).state_dict()
-    consume_prefix_in_state_dict_if_present(sd, "module.")
-    assert list(sd) == NET_KEYS
-    net = make_net(nn)
-    net.load_state_dict(sd)
-    assert torch.equal(net.b.bias, fresh(nn).b.bias)
-
-
 # -- across backends ----------------------------------------------------------
 
 def test_both_backends_save_the_same_state_dict(both):
@@ -701,16 +674,141 @@ def test_dead_modules_load_pre_hook_refuses_to_run(nn):
         "RuntimeError: You are trying to call the hook of a dead Module!")
 
 
-# -- a deliberate difference --------------------------------------------------
+# -- the positional form ------------------------------------------------------
 
-def test_state_dict_takes_keyword_arguments_only_in_mininn(both):
-    real, mini = make_net(both[0]), make_net(both[1])
-    with pytest.warns(FutureWarning, match="Positional args are being"):
-        assert list(real.state_dict(None, "p.")) == [
-            "p." + k for k in NET_KEYS]
-    assert error_of(mini.state_dict, None, "p.") == (
-        "TypeError: Module.state_dict() takes 1 positional argument but 3 "
-        "were given")
+def test_state_dict_reads_positional_arguments_with_a_future_warning(nn):
+    net = make_net(nn)
+    with pytest.warns(FutureWarning) as caught:
+        keys = list(net.state_dict(None, "p."))
+    assert keys == ["p." + k for k in NET_KEYS]
+    assert str(caught[0].message) == (
+        "Positional args are being deprecated, use kwargs instead. Refer to "
+        "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+        "#torch.nn.Module.state_dict for details.")
+
+
+def test_positional_destination_and_keep_vars_are_used(nn):
+    net, into = make_net(nn), OrderedDict()
+    with pytest.warns(FutureWarning):
+        out = net.state_dict(into, "", True)
+    assert out is into and out["a.weight"] is net.a.weight
+    assert not hasattr(into, "_metadata")  # the caller's dict, as given
+
+
+def test_keywords_win_over_positional_arguments(nn):
+    with pytest.warns(FutureWarning):
+        keys = list(make_net(nn).state_dict(None, "p.", prefix="q."))
+    assert keys[0] == "q.scale"
+
+
+# -- pickling -------------------------------------------------------------------
+
+def count_loads(module, state_dict, prefix, *args):
+    module.loads = getattr(module, "loads", 0) + 1
+
+
+def keep_weights(module, state_dict, prefix, local_metadata):
+    for key in [k for k in state_dict if not k.endswith("weight")]:
+        del state_dict[key]
+
+
+def picklable(nn):
+    """Classes pickle by name: a tree of library layers, none local."""
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3), nn.Linear(3, 1))
+
+
+def test_a_module_with_load_and_state_dict_hooks_pickles(nn):
+    net = picklable(nn)
+    net.register_load_state_dict_pre_hook(count_loads)
+    net[0].register_state_dict_post_hook(keep_weights)
+    again = pickle.loads(pickle.dumps(net))
+    hook = next(iter(again._load_state_dict_pre_hooks.values()))
+    assert hook.module() is again  # the copy, not the original
+    again.load_state_dict(picklable(nn).state_dict(), strict=False)
+    assert again.loads == 1 and not hasattr(net, "loads")
+    keys = list(again.state_dict())
+    assert "0.bias" not in keys and "2.bias" in keys
+
+
+def test_a_pickled_private_load_pre_hook_without_module_stays_so(nn):
+    net = picklable(nn)
+    net._register_load_state_dict_pre_hook(print)
+    hook = next(iter(pickle.loads(pickle.dumps(net))
+                     ._load_state_dict_pre_hooks.values()))
+    assert hook.with_module is False and hook.hook is print
+
+
+def test_reviving_the_hook_of_a_dead_module_is_refused(nn):
+    net = make_net(nn)
+    net.register_load_state_dict_pre_hook(count_loads)
+    hook = next(iter(net._load_state_dict_pre_hooks.values()))
+    state = hook.__getstate__()
+    state["module"] = None
+    with pytest.raises(RuntimeError, match="^You are trying to revive the "
+                       "hook of a dead Module!$"):
+        type(hook).__new__(type(hook)).__setstate__(state)
+
+
+def test_unpickling_refills_what_an_old_pickle_lacks(nn):
+    old = {"training", "_parameters", "_buffers", "_backward_hooks",
+           "_forward_hooks", "_forward_pre_hooks", "_state_dict_hooks",
+           "_load_state_dict_pre_hooks", "_modules"}
+
+    class OldPickle:  # as torch 1.0 pickled a Linear
+        def __reduce__(self):
+            layer = nn.Linear(2, 3)
+            state = {k: v for k, v in vars(layer).items()
+                     if k in old or not k.startswith("_")}
+            return object.__new__, (type(layer),), state
+
+    revived = pickle.loads(pickle.dumps(OldPickle()))
+    assert set(vars(revived)) >= set(vars(torch.nn.Module()))
+    assert revived._non_persistent_buffers_set == set()
+    assert revived._is_full_backward_hook is None
+    assert revived(torch.ones(1, 2)).shape == (1, 3)
+    assert list(revived.state_dict()) == ["weight", "bias"]
+
+
+def test_unpickling_keeps_what_the_pickle_has(nn):
+    net = picklable(nn)
+    handle = net.register_forward_pre_hook(count_loads)
+    again = pickle.loads(pickle.dumps(net))
+    assert list(again._forward_pre_hooks) == [handle.id]
+
+
+# -- what a load does to the tensor objects -------------------------------------
+
+def test_copy_keeps_the_objects_their_memory_and_their_grads(nn):
+    net, sd = make_net(nn), fresh(nn).state_dict()
+    net.a.weight.grad = torch.ones(3, 2)
+    weight, ptr = net.a.weight, net.a.weight.data_ptr()
+    net.load_state_dict(sd)
+    assert net.a.weight is weight and weight.data_ptr() == ptr
+    assert weight.grad is not None
+
+
+def test_assign_puts_in_a_new_parameter_on_the_checkpoints_memory(nn):
+    net, sd = make_net(nn), fresh(nn).state_dict()
+    weight = net.a.weight
+    net.load_state_dict(sd, assign=True)
+    assert net.a.weight is not weight
+    assert type(net.a.weight) is Parameter
+    assert net.a.weight.data_ptr() == sd["a.weight"].data_ptr()
+    assert type(net.steps) is torch.Tensor  # a buffer stays a plain tensor
+
+
+def test_swap_flag_keeps_the_object_and_drops_its_grad(nn):
+    net, sd = make_net(nn), fresh(nn).state_dict()
+    net.a.weight.grad = torch.ones(3, 2)
+    weight = net.a.weight
+    torch.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        net.load_state_dict(sd)
+    finally:
+        torch.__future__.set_swap_module_params_on_conversion(False)
+    assert net.a.weight is weight and weight.grad is None
+    assert torch.equal(weight, sd["a.weight"])
 
 
 # -- real layers across backends ----------------------------------------------

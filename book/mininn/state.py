@@ -2,6 +2,7 @@
 # and run `make export` (python tools/export.py).
 
 import copy
+import functools
 import itertools
 import warnings
 import weakref
@@ -60,10 +61,30 @@ def _save_to_state_dict(self, destination, prefix, keep_vars):
         destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
 
+def _positional(args, destination, prefix, keep_vars):
+    """Read state_dict(destination, prefix, keep_vars) given by position,
+    as torch still does, with its FutureWarning; keywords win."""
+    warnings.warn(
+        "Positional args are being deprecated, use kwargs instead. Refer to "
+        "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+        "#torch.nn.Module.state_dict for details.", FutureWarning,
+        stacklevel=3)
+    if destination is None:
+        destination = args[0]
+    if len(args) > 1 and prefix == "":
+        prefix = args[1]
+    if len(args) > 2 and keep_vars is False:
+        keep_vars = args[2]
+    return destination, prefix, keep_vars
+
+
 @add_to_class(Module)
-def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
     """Return every parameter and persistent buffer of the tree by dotted
     name; `._metadata` holds each module's version, keyed by its path."""
+    if args:  # the old positional form, still accepted
+        destination, prefix, keep_vars = _positional(args, destination,
+                                                     prefix, keep_vars)
     if destination is None:
         destination = OrderedDict()
         destination._metadata = OrderedDict()
@@ -138,6 +159,16 @@ class _IncompatibleKeys(
     __str__ = __repr__
 
 
+def _warn_meta_noop(key):
+    """Torch's warning: copying into a meta tensor does nothing."""
+    warnings.warn(
+        f"for {key}: copying from a non-meta parameter in the checkpoint "
+        "to a meta parameter in the current model, which is a no-op. "
+        "(Did you mean to pass `assign=True` to assign items in the "
+        "state dictionary to their corresponding key in the module "
+        "instead of copying them in place?)", stacklevel=4)
+
+
 def _checked_input(key, param, input_param, assign, error_msgs):
     """Return the checkpoint's tensor ready to load into `param`, or None
     after adding torch's message to error_msgs."""
@@ -157,12 +188,7 @@ def _checked_input(key, param, input_param, assign, error_msgs):
             f"model is {param.shape}.")
         return None
     if param.is_meta and not input_param.is_meta and not assign:
-        warnings.warn(
-            f"for {key}: copying from a non-meta parameter in the checkpoint "
-            "to a meta parameter in the current model, which is a no-op. "
-            "(Did you mean to pass `assign=True` to assign items in the "
-            "state dictionary to their corresponding key in the module "
-            "instead of copying them in place?)", stacklevel=3)
+        _warn_meta_noop(key)
     return input_param
 
 
@@ -201,9 +227,12 @@ def _local_state(module):
                                              persistent) if v is not None}
 
 
-def _put_or_report(module, name, param, input_param, key, assign, swap,
-                   error_msgs):
-    """_put, with any exception turned into one more error message."""
+def _load_one(module, name, param, key, given, assign, swap, error_msgs):
+    """Check `given` and _put it into `param`; any problem, including an
+    exception while putting, becomes one more error message."""
+    input_param = _checked_input(key, param, given, assign, error_msgs)
+    if input_param is None:
+        return
     try:
         _put(module, name, param, input_param, assign, swap)
     except Exception as ex:
@@ -252,15 +281,11 @@ def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
     swap = torch.__future__.get_swap_module_params_on_conversion()
     for name, param in local_state.items():
         key = prefix + name
-        if key not in state_dict:
-            if strict:
-                missing_keys.append(key)
-            continue
-        input_param = _checked_input(key, param, state_dict[key], assign,
-                                     error_msgs)
-        if input_param is not None:
-            _put_or_report(self, name, param, input_param, key, assign, swap,
-                           error_msgs)
+        if key in state_dict:
+            _load_one(self, name, param, key, state_dict[key], assign, swap,
+                      error_msgs)
+        elif strict:
+            missing_keys.append(key)
     _load_extra_state(self, state_dict, prefix, strict, missing_keys,
                       unexpected_keys)
     if strict:
@@ -274,10 +299,13 @@ class _WrappedHook:
 
     def __init__(self, hook, module=None):
         self.hook = hook
-        self.module = None if module is None else weakref.ref(module)
+        functools.update_wrapper(self, hook)  # its name, as the hook's
+        self.with_module = module is not None
+        if self.with_module:
+            self.module = weakref.ref(module)
 
     def __call__(self, *args, **kwargs):
-        if self.module is None:
+        if not self.with_module:
             return self.hook(*args, **kwargs)
         module = self.module()
         if module is None:
@@ -433,3 +461,49 @@ def load_all_or_nothing(module, state_dict, strict=True, assign=False):
     except BaseException:
         _restore(saved)
         raise
+
+
+@add_to_class(_WrappedHook)
+def __getstate__(self):
+    """Pickle the module itself: a weak reference cannot be pickled."""
+    state = {"hook": self.hook, "with_module": self.with_module}
+    if self.with_module:
+        state["module"] = self.module()
+    return state
+
+
+@add_to_class(_WrappedHook)
+def __setstate__(self, state):
+    """Point a new weak reference at the unpickled module."""
+    self.hook = state["hook"]
+    self.with_module = state["with_module"]
+    if self.with_module:
+        if state["module"] is None:
+            raise RuntimeError(
+                "You are trying to revive the hook of a dead Module!")
+        self.module = weakref.ref(state["module"])
+
+
+# What a module pickled by an older torch may lack, and what a new module
+# starts with instead: the attributes torch's __setstate__ refills.
+_ADDED_SINCE = {
+    "_forward_pre_hooks": OrderedDict, "_state_dict_hooks": OrderedDict,
+    "_forward_pre_hooks_with_kwargs": OrderedDict,
+    "_forward_hooks_with_kwargs": OrderedDict,
+    "_forward_hooks_always_called": OrderedDict,
+    "_state_dict_pre_hooks": OrderedDict,
+    "_load_state_dict_pre_hooks": OrderedDict,
+    "_load_state_dict_post_hooks": OrderedDict,
+    "_non_persistent_buffers_set": set,
+    "_is_full_backward_hook": lambda: None,
+    "_backward_pre_hooks": OrderedDict,
+}
+
+
+@add_to_class(Module)
+def __setstate__(self, state):
+    """Unpickle: take the pickled attributes, refill any it lacks."""
+    self.__dict__.update(state)
+    for name, new in _ADDED_SINCE.items():
+        if name not in self.__dict__:
+            setattr(self, name, new())
