@@ -11,6 +11,10 @@ import torch
 # starts inherit this environment); `tools/dev.py bench` and `outputs` run
 # the full one. Only outputs tagged nbval-ignore-output depend on it.
 os.environ.setdefault("MININN_QUICK", "1")
+# pytest-xdist already runs one notebook per core; kernels that each
+# start a thread per core would fight over them. Stored outputs must not
+# depend on the thread count anyway (see CONTRIBUTING.md).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"

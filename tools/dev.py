@@ -121,6 +121,7 @@ def main(argv):
             "-n", str(workers()), "--dist", "loadfile"]
         return run(python, "-m", "pytest", *parallel, *rest)
     if command == "book":
+        browser()  # the build prints the PDF with chromium when it is there
         code = run(BIN / "jupyter-book", "build", "-W", "-n", "--keep-going",
                    ".", *rest)
         if code == 0:
@@ -128,7 +129,11 @@ def main(argv):
         return code
     if command == "lab":
         root = hasattr(os, "geteuid") and os.geteuid() == 0
-        return run(BIN / "jupyter", "lab", "--notebook-dir=book",
+        # the site's _ext/ and _static/ are not chapters: keep them out of
+        # the file browser (with JupyterLab's own default hide list)
+        hide = ("--ContentsManager.hide_globs=['__pycache__', '*.pyc', "
+                "'*.pyo', '.DS_Store', '*~', '_ext', '_static']")
+        return run(BIN / "jupyter", "lab", "--notebook-dir=book", hide,
                    *(["--allow-root"] if root else []), *rest)
     if command == "export":
         return run(python, "tools/export.py", *rest)
