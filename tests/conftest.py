@@ -1,20 +1,10 @@
 """Shared fixtures: the differential suite runs each test body on torch.nn and
 on mininn through the `nn` fixture, which hands out one backend at a time."""
-import os
 import sys
 from pathlib import Path
 
 import pytest
 import torch
-
-# Chapter 10's benchmarks run a short workload under test (the kernels nbval
-# starts inherit this environment); `tools/dev.py bench` and `outputs` run
-# the full one. Only outputs tagged nbval-ignore-output depend on it.
-os.environ.setdefault("MININN_QUICK", "1")
-# pytest-xdist already runs one notebook per core; kernels that each
-# start a thread per core would fight over them. Stored outputs must not
-# depend on the thread count anyway (see CONTRIBUTING.md).
-os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
