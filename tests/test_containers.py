@@ -9,24 +9,8 @@ from collections import OrderedDict
 import pytest
 import torch
 
+from building import build_both, names, randn
 from helpers import error_of, same_tensors
-
-
-def build_both(both, make, seed=0):
-    """make(nn) on torch.nn and on mininn, each right after manual_seed."""
-    built = []
-    for backend in both:
-        torch.manual_seed(seed)
-        built.append(make(backend))
-    return built
-
-
-def randn(*shape, seed=1):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
-
-
-def names(module):
-    return [name for name, _ in module.named_children()]
 
 
 # ------------------------------------------------------------ why not a list
