@@ -132,3 +132,11 @@ def test_package_root_rejects_unknown_names():
         "except AttributeError as e:\n    print(e)"
     )
     assert out == "module 'mininn' has no attribute 'Nope'"
+
+
+def test_no_chapter_file_outgrows_a_reader():
+    """Each file of the package is one chapter's code, read in one sitting:
+    a chapter that needs more than 600 lines teaches more than Module."""
+    sizes = {p.name: len(p.read_text().splitlines())
+             for p in PACKAGE.glob("*.py")}
+    assert max(sizes.values()) <= 600, sizes
