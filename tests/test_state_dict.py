@@ -305,6 +305,16 @@ def test_one_element_vector_loads_into_a_scalar(nn):
     assert net.scale.shape == () and net.scale.item() == 2.5
 
 
+def test_only_a_one_element_vector_loads_into_a_scalar(nn):
+    sd = fresh(nn).state_dict()
+    sd["scale"] = torch.tensor([2.5, 3.5])  # not the torch 0.3 form
+    assert error_of(make_net(nn).load_state_dict, sd) == (
+        "RuntimeError: Error(s) in loading state_dict for Net:\n\t"
+        "size mismatch for scale: copying a param with shape "
+        "torch.Size([2]) from checkpoint, the shape in current model is "
+        "torch.Size([]).")
+
+
 def test_copy_casts_the_checkpoint_dtype_silently(nn):
     sd = {k: v.double() for k, v in fresh(nn).state_dict().items()}
     net = make_net(nn)
