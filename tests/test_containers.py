@@ -476,3 +476,15 @@ def test_sequential_mul_shares_while_deepcopy_makes_new_parameters(nn):
     assert copies[0] is not copies[1]
     assert len(list(copies.parameters())) == 4
     assert torch.equal(copies[0].weight, copies[1].weight)
+
+
+def test_sequential_imul_of_named_layers_raises_key_error_as_torch(nn):
+    """torch's *= looks the originals up by "0", "1", ...: a Sequential
+    built from an OrderedDict of named layers has none (torch's quirk,
+    kept); * builds a new numbered Sequential and works."""
+    from collections import OrderedDict
+
+    named = nn.Sequential(OrderedDict(a=nn.ReLU(), b=nn.Tanh()))
+    assert error_of(named.__imul__, 2) == "KeyError: '0'"
+    assert list(named._modules) == ["a", "b"]
+    assert list((named * 2)._modules) == ["0", "1", "2", "3"]

@@ -154,9 +154,12 @@ def __mul__(self, other):
 @add_to_class(Sequential)
 def __imul__(self, other):
     _check_factor(self, other)
-    original = list(self)
-    for module in original * (other - 1):
-        self.append(module)
+    # torch's loop: the originals are looked up by the names "0", "1", ...
+    # so a Sequential of named layers raises KeyError: '0', as torch's does
+    length = len(self)
+    for repeat in range(1, other):
+        for i in range(length):
+            self.add_module(str(repeat * length + i), self._modules[str(i)])
     return self
 
 
