@@ -784,6 +784,34 @@ def test_handle_ids_come_from_the_backends_own_counter(nn):
     assert moved == (1 if nn.name == "torch.nn" else 0)
 
 
+def test_backward_hook_classes_live_where_each_backend_keeps_them():
+    # Deliberate difference: mininn exports both from its package; torch
+    # keeps them in torch.nn.modules._functions and torch.utils.hooks.
+    import torch.nn.modules._functions
+    import torch.utils.hooks
+
+    import mininn
+
+    assert torch.nn.modules._functions.BackwardHookFunction.__name__ == (
+        mininn.BackwardHookFunction.__name__)
+    assert torch.utils.hooks.BackwardHook.__name__ == (
+        mininn.BackwardHook.__name__)
+    assert not hasattr(torch.nn, "BackwardHookFunction")
+
+
+def test_call_impl_has_no_tracing_or_compile_branch():
+    # Deliberate difference: torch's _call_impl also serves TorchScript
+    # tracing and torch.compile; mininn's has no branch for either.
+    import inspect
+
+    import mininn
+
+    theirs = inspect.getsource(torch.nn.Module._call_impl)
+    ours = inspect.getsource(mininn.Module._call_impl)
+    for name in ("_slow_forward", "is_compiling"):
+        assert name in theirs and name not in ours
+
+
 # ------------------------------------------------------ old backward hooks
 
 OLD_HOOK_WARNING = {
