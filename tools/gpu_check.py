@@ -1,7 +1,7 @@
 """The book's GPU path on a real GPU: run this on a machine with CUDA.
 
 The stored outputs are made on a CPU-only machine, where the device cells
-fall back to the meta device. This script shows that the CUDA branch runs
+fall back to the meta device (chapters 6, 8) or the CPU (chapter 9). This script shows that the CUDA branch runs
 and that the same stored outputs hold there:
 
   1. mininn against torch.nn on CUDA: every conversion (`cuda()`, `to`, ...)
