@@ -11,7 +11,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 NOTEBOOKS = sorted(BOOK.glob("[0-9][0-9]_*.ipynb"))
-TAGS = {"export", "nbval-ignore-output", "remove-cell"}
+TAGS = {"export", "nbval-ignore-output", "remove-cell", "hide-input"}
+# A code cell a reader must read is at most this long (DESIGN.md): longer
+# code is split, moved to helpers.py, or folded (`hide-input`).
+READING_LINES = 25
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 # A decimal number in printed text: 1.5520, -0.25, .5, 3.1e-05 (not 1,234 or
 # a version such as 2.13.0, which the lookarounds leave out).
@@ -129,6 +132,33 @@ def test_export_cells_print_nothing_and_fit_79_columns(notebook):
         assert not long, long
 
 
+def in_reading_path(cell):
+    """A code cell the website shows unfolded: not folded (`hide-input`),
+    not removed, not a solution (those open on request)."""
+    tags = cell.metadata.get("tags", [])
+    hidden = cell.metadata.get("jupyter", {}).get("source_hidden", False)
+    return not ({"hide-input", "remove-cell"} & set(tags) or hidden)
+
+
+def test_code_cells_in_the_reading_path_are_at_most_25_lines(notebook):
+    _, nb = notebook
+    long = {c.get("id"): len(c.source.splitlines()) for c in code_cells(nb)
+            if in_reading_path(c)
+            and len(c.source.splitlines()) > READING_LINES}
+    assert not long, (f"cells over {READING_LINES} lines: split them, move "
+                      f"drawing code to helpers.py, or fold them", long)
+
+
+def test_the_reading_path_rule_sees_folded_and_solution_cells():
+    cell = nbformat.v4.new_code_cell("x = 1\n" * 30)
+    assert in_reading_path(cell)
+    cell.metadata["tags"] = ["hide-input"]
+    assert not in_reading_path(cell)
+    solution = nbformat.v4.new_code_cell("x = 1")
+    solution.metadata["jupyter"] = {"source_hidden": True}
+    assert not in_reading_path(solution)
+
+
 def test_no_compared_output_prints_a_digit_that_kernels_can_flip(notebook):
     _, nb = notebook
     bad = {c.get("id"): flippable_numbers(c)[:3] for c in code_cells(nb)}
@@ -171,12 +201,10 @@ def test_outputs_fit_the_text_column(notebook):
 def test_exercises_are_numbered_with_collapsed_solutions(notebook):
     """`exercise` blocks (sphinx-exercise) and gated `solution` blocks that
     open as a dropdown; the solution's code is collapsed in JupyterLab
-    too, and nothing else hides code from the reader."""
+    too."""
     path, nb = notebook
     labels, solved = [], []
     for i, cell in enumerate(nb.cells):
-        tags = cell.metadata.get("tags", [])
-        assert "hide-input" not in tags, "wrap solutions in solution-start"
         if cell.cell_type != "markdown":
             continue
         labels += re.findall(r"^:::\{exercise\}.*\n:label: (\S+)",

@@ -8,6 +8,8 @@ the first run creates .venv/ and installs requirements.txt into it.
     python3 tools/dev.py outputs     re-run notebooks in fresh kernels
                                      (all, or the ones named after it)
     python3 tools/dev.py bench       mininn vs torch.nn timings
+    python3 tools/dev.py mutants     apply realistic bugs one at a time and
+                                     check the tests catch each (slow)
     python3 tools/dev.py setup       only create .venv and install the pins
 
 `test` runs pytest over both CPU cores (pytest-xdist, one worker per
@@ -81,6 +83,10 @@ HELP = {
     "outputs": "Re-run notebooks (all, or those named) in fresh kernels and "
                "store their outputs.",
     "bench": "Time mininn against torch.nn (benchmarks/bench.py).",
+    "mutants": "Apply each bug of tools/mutants/*.toml to a scratch copy, "
+               "one at a time,\nand check that the chapter's notebook and "
+               "tests catch it (`mutants 05`,\n`mutants --list`). Slow: "
+               "not part of `test`.",
     "setup": "Create .venv and install requirements.txt (done by every "
              "other command on first use).",
 }
@@ -145,6 +151,8 @@ def main(argv):
                    "--ExecutePreprocessor.record_timing=False",
                    "--ExecutePreprocessor.timeout=600", *notebooks(rest),
                    env=env)
+    if command == "mutants":
+        return run(python, "tools/mutants.py", *rest)
     if command == "bench":
         env = {k: v for k, v in os.environ.items() if k != "MININN_QUICK"}
         return run(python, "benchmarks/bench.py", *rest, env=env)
@@ -152,7 +160,7 @@ def main(argv):
 
 
 COMMANDS = {"help", "setup", "test", "book", "lab", "export", "outputs",
-            "bench"}
+            "bench", "mutants"}
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,239 @@
+"""Break the book on purpose and check that the tests notice.
+
+Each chapter that exports code has a list of realistic bugs in
+`tools/mutants/NN_name.toml`: mistakes a person rebuilding `nn.Module` could
+plausibly make (a flag ignored, an order reversed, an entry left stale).
+For every bug, one at a time, in a scratch copy of the repository, this
+script edits the chapter's export cell, re-exports `mininn/`, and runs that
+chapter's notebook (nbval) with the test files the list names. A bug is
+
+    caught        the run failed (what we want);
+    MISSED        the run passed: a check is missing, write it;
+    NOT APPLIED   its `find` text is not in its cell exactly once (the cell
+                  changed since the bug was written): fix the list; never
+                  counted as caught;
+    ERROR         pytest could not run at all (usage error, no tests).
+
+    python3 tools/dev.py mutants               every list
+    python3 tools/dev.py mutants 05 07         chapters 5 and 7
+    python3 tools/dev.py mutants --list        show the bugs, run nothing
+
+A list looks like this (TOML; ''' strings keep code exactly as typed):
+
+    tests = ["tests/test_hooks.py"]
+
+    [[mutant]]
+    id = "remove-misses-kwargs-dict"      # unique in the file
+    cell = "09270d12"                      # an export cell of the notebook
+    find = '''self.extra_dict_ref.pop(self.id, None)'''   # exactly once
+    replace = '''pass'''
+    why = "a handle that forgets one dict leaves the hook firing"
+
+Exit status 0 only when every bug was applied and caught. Not part of the
+README's test command (each bug re-runs a notebook); `tests/test_mutants.py`
+checks there that every list still applies to today's cells.
+"""
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LISTS = ROOT / "tools" / "mutants"
+FIELDS = {"id", "cell", "find", "replace", "why"}
+COPY_IGNORE = shutil.ignore_patterns(
+    ".git", ".venv", "_build", "__pycache__", ".hypothesis", "checkpoints",
+    ".ipynb_checkpoints", "*.pyc")
+
+
+@dataclass
+class Mutant:
+    chapter: str  # notebook stem, "05_hooks"
+    id: str
+    cell: str
+    find: str
+    replace: str
+    why: str
+
+    @property
+    def name(self):
+        return f"{self.chapter}/{self.id}"
+
+
+@dataclass
+class Chapter:
+    stem: str
+    notebook: Path
+    tests: list[str]
+    mutants: list[Mutant] = field(default_factory=list)
+
+
+def load(path: Path) -> Chapter:
+    """One list file; raises ValueError on a malformed one."""
+    spec = tomllib.loads(path.read_text())
+    stem = path.stem
+    notebook = ROOT / "book" / f"{stem}.ipynb"
+    if not notebook.exists():
+        raise ValueError(f"{path.name}: no notebook book/{stem}.ipynb")
+    tests = spec.get("tests", [])
+    if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+        raise ValueError(f"{path.name}: `tests` must be a list of paths")
+    chapter = Chapter(stem, notebook, tests)
+    seen = set()
+    for entry in spec.get("mutant", []):
+        if set(entry) != FIELDS:
+            raise ValueError(f"{path.name}: a mutant needs exactly the fields "
+                             f"{sorted(FIELDS)}, got {sorted(entry)}")
+        if entry["id"] in seen:
+            raise ValueError(f"{path.name}: mutant id {entry['id']!r} repeats")
+        seen.add(entry["id"])
+        chapter.mutants.append(Mutant(stem, **entry))
+    return chapter
+
+
+def chapters(selected=()) -> list[Chapter]:
+    found = [load(p) for p in sorted(LISTS.glob("*.toml"))]
+    if selected:
+        found = [c for c in found if any(c.stem.startswith(s) for s in selected)]
+    return found
+
+
+def export_cells(notebook: Path) -> dict[str, dict]:
+    nb = json.loads(notebook.read_text())
+    return {c["id"]: c for c in nb["cells"]
+            if c["cell_type"] == "code"
+            and "export" in c.get("metadata", {}).get("tags", [])}
+
+
+def source(cell) -> str:
+    src = cell["source"]
+    return "".join(src) if isinstance(src, list) else src
+
+
+def problem(mutant: Mutant, cells: dict[str, dict]) -> str | None:
+    """Why `mutant` does not apply to today's notebook, or None if it does."""
+    if mutant.cell not in cells:
+        return f"no export cell with id {mutant.cell}"
+    text = source(cells[mutant.cell])
+    count = text.count(mutant.find)
+    if count != 1:
+        return f"`find` occurs {count} times in cell {mutant.cell}, not once"
+    if mutant.find == mutant.replace:
+        return "`replace` equals `find`: it changes nothing"
+    try:
+        ast.parse(text.replace(mutant.find, mutant.replace))
+    except SyntaxError as e:
+        return f"the mutated cell is not valid Python ({e.msg}, line {e.lineno})"
+    return None
+
+
+def mutated_notebook(mutant: Mutant, notebook: Path) -> str:
+    nb = json.loads(notebook.read_text())
+    for cell in nb["cells"]:
+        if cell.get("id") == mutant.cell:
+            new = source(cell).replace(mutant.find, mutant.replace)
+            cell["source"] = new.splitlines(keepends=True)
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
+
+
+def run_one(mutant: Mutant, chapter: Chapter, scratch: Path, workers: int):
+    """(verdict, seconds, first failing test) for one applied mutant."""
+    target = scratch / "book" / chapter.notebook.name
+    original = chapter.notebook.read_text()
+    target.write_text(mutated_notebook(mutant, chapter.notebook))
+    start = time.monotonic()
+    try:
+        exported = subprocess.run(
+            [sys.executable, "tools/export.py"], cwd=scratch,
+            capture_output=True, text=True)
+        if exported.returncode != 0:
+            return "caught", time.monotonic() - start, "tools/export.py failed"
+        cmd = [sys.executable, "-m", "pytest", "-q", "-x", "--no-header",
+               "-p", "no:randomly", f"book/{chapter.notebook.name}",
+               *chapter.tests]
+        if workers > 1:
+            cmd += ["-n", str(workers), "--dist", "loadfile"]
+        else:
+            cmd += ["-p", "no:xdist"]
+        done = subprocess.run(cmd, cwd=scratch, capture_output=True, text=True,
+                              timeout=900)
+    finally:
+        target.write_text(original)
+    seconds = time.monotonic() - start
+    first = FAILED.search(done.stdout)
+    where = first.group(1) if first else ""
+    if done.returncode in (1, 2):  # tests failed / collection failed
+        return "caught", seconds, where
+    if done.returncode == 0:
+        return "MISSED", seconds, ""
+    tail = (done.stdout + done.stderr).strip().splitlines()[-1:]
+    return "ERROR", seconds, f"pytest exit {done.returncode}: {' '.join(tail)}"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python3 tools/dev.py mutants",
+        description="Apply each listed bug to a scratch copy and check that "
+                    "the chapter's notebook and tests catch it.")
+    parser.add_argument("chapters", nargs="*",
+                        help="chapter prefixes (05, 07_state); default: all")
+    parser.add_argument("--list", action="store_true",
+                        help="print the bugs and whether they apply; run nothing")
+    parser.add_argument("-n", "--workers", type=int, default=2,
+                        help="pytest-xdist workers per bug (default 2; 1: none)")
+    args = parser.parse_args(argv)
+
+    todo = chapters(args.chapters)
+    if not todo:
+        print("no mutant list matches", " ".join(args.chapters))
+        return 2
+    counts = {"caught": 0, "MISSED": 0, "NOT APPLIED": 0, "ERROR": 0}
+    scratch = None
+    try:
+        for chapter in todo:
+            cells = export_cells(chapter.notebook)
+            for mutant in chapter.mutants:
+                why_not = problem(mutant, cells)
+                if args.list:
+                    state = f"NOT APPLIED ({why_not})" if why_not else "applies"
+                    print(f"{mutant.name:55} {state}\n    {mutant.why}")
+                    continue
+                if why_not:
+                    counts["NOT APPLIED"] += 1
+                    print(f"NOT APPLIED  {mutant.name}: {why_not}", flush=True)
+                    continue
+                if scratch is None:
+                    scratch = Path(tempfile.mkdtemp(prefix="mininn-mutants-"))
+                    shutil.copytree(ROOT, scratch / "repo", ignore=COPY_IGNORE)
+                verdict, seconds, where = run_one(
+                    mutant, chapter, scratch / "repo", args.workers)
+                counts[verdict] += 1
+                print(f"{verdict:12} {mutant.name} ({seconds:.0f} s)"
+                      + (f": {where}" if where else ""), flush=True)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    if args.list:
+        return 0
+    total = sum(counts.values())
+    print(f"mutants: {counts['caught']} of {total} caught, "
+          f"{counts['MISSED']} missed, {counts['NOT APPLIED']} not applied, "
+          f"{counts['ERROR']} errors")
+    return 0 if counts["caught"] == total else 1
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    sys.exit(main())
