@@ -11,7 +11,11 @@ notebook; a notebook's metadata may pick a shorter file name with
 """
 import argparse
 import ast
+import io
 import re
+import symtable
+import textwrap
+import tokenize
 from pathlib import Path
 
 import nbformat
@@ -35,6 +39,11 @@ CHAPTERS = {chapters!r}
 
 _WHERE = {{
 {where}}}
+
+# Where each method of each class was last defined: "Module.to" -> the
+# chapter file to open (a later chapter's version replaces an earlier one).
+METHODS = {{
+{methods}}}
 
 __all__ = sorted(_WHERE)
 
@@ -67,38 +76,216 @@ def exported(path: Path) -> tuple[str, str]:
     return name, "\n\n\n".join(cells)
 
 
+# --------------------------------------------------------------------------
+# What a piece of source defines. One function, used here and by the
+# website's index (book/_ext/book_files.py), so the two never disagree.
+
+def added_to(node) -> str | None:
+    """The class X of a function decorated `@add_to_class(X)`, else None."""
+    for d in getattr(node, "decorator_list", []):
+        if (isinstance(d, ast.Call) and getattr(d.func, "id", "") == "add_to_class"
+                and d.args and isinstance(d.args[0], ast.Name)):
+            return d.args[0].id
+    return None
+
+
+def definitions(source: str, nested: bool = True
+                ) -> list[tuple[str, str, str | None]]:
+    """(kind, name, owner) for each top-level definition of `source`:
+    ("class", "Linear", None), ("function", "_check_name", None),
+    ("method", "register_buffer", "Module") for `@add_to_class(Module)`
+    and for a method written in a class body ("method", "forward",
+    "Linear"; left out with nested=False). Source that does not parse
+    defines nothing."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            found.append(("class", node.name, None))
+            found += [("method", m.name, node.name) for m in node.body
+                      if nested and isinstance(
+                          m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            owner = added_to(node)
+            found.append(("method" if owner else "function", node.name, owner))
+    return found
+
+
 def public_names(source: str) -> list[str]:
     """Top-level classes and functions a chapter defines (not helpers)."""
-    names = []
-    for node in ast.parse(source).body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
-            private = node.name.startswith("_") or node.name == "add_to_class"
-            decorated = any(  # @add_to_class(Module) methods are not names
-                isinstance(d, ast.Call) for d in getattr(node, "decorator_list", [])
-            )
-            if not private and not decorated:
-                names.append(node.name)
-    return names
+    return [name for kind, name, _ in definitions(source)
+            if kind in ("class", "function") and not name.startswith("_")
+            and name != "add_to_class"]
+
+
+# --------------------------------------------------------------------------
+# Classes whole. In the notebook a class is defined in one cell and grows
+# methods in later cells with @add_to_class(X); in the package, the methods
+# a chapter adds to a class *that chapter defines* are moved into the class
+# body, so the file reads as a library (d2l's library build does the same).
+# @add_to_class stays only for classes of earlier chapters: the spine.
+
+def _string_interiors(source: str) -> set[int]:
+    """Line numbers inside a multi-line string token (not its first line):
+    indenting them would change the string."""
+    inside = set()
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    for tok in tokens:
+        if tok.type == tokenize.STRING and tok.start[0] != tok.end[0]:
+            inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
+    return inside
+
+
+def _docstring_lines(tree) -> set[int]:
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                             ast.ClassDef)) and ast.get_docstring(node):
+            doc = node.body[0]
+            lines.update(range(doc.lineno + 1, doc.end_lineno + 1))
+    return lines
+
+
+def _global_reads(source: str) -> set[str]:
+    """Names read as module globals anywhere in `source` (symtable tells a
+    function's local `items` from a global one)."""
+    found, tables = set(), [symtable.symtable(source, "<export>", "exec")]
+    while tables:
+        table = tables.pop()
+        top = table.get_type() == "module"
+        for sym in table.get_symbols():
+            if sym.is_referenced() and (top or sym.is_global()):
+                found.add(sym.get_name())
+        tables += table.get_children()
+    return found
+
+
+def _block_start(lines, node) -> int:
+    """First line (1-based) of `node` with its decorators and the comment
+    lines right above it, which belong to it."""
+    first = min([node.lineno] + [d.lineno
+                                 for d in getattr(node, "decorator_list", [])])
+    while first > 1 and lines[first - 2].lstrip().startswith("#"):
+        first -= 1
+    return first
+
+
+def gather_classes(source: str) -> str:
+    """`source` with each `@add_to_class(X)` function moved into the body
+    of X when X is a class defined above it in the same source. A method
+    of the same name already in the body is replaced where it stands."""
+    tree = ast.parse(source)
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    moves = [n for n in tree.body
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and added_to(n) in classes
+             and classes[added_to(n)].lineno < n.lineno]
+    # A function whose module-level name is used (read) anywhere stays
+    # where it is: moving it would leave that use without a name.
+    used = _global_reads(source)
+    moves = [n for n in moves if n.name not in used]
+    if not moves:
+        return source
+    moved = {n.name for n in moves}
+    lines = source.splitlines()
+    keep_as_is = _string_interiors(source) - _docstring_lines(tree)
+    removed, additions, replaced = set(), {}, {}
+    # `del name` of a moved function (the notebook drops the module-level
+    # name add_to_class leaves behind): in the package there is none
+    for node in tree.body:
+        if isinstance(node, ast.Delete) and all(
+                isinstance(t, ast.Name) and t.id in moved for t in node.targets):
+            removed.update(range(_block_start(lines, node), node.end_lineno + 1))
+    for fn in moves:
+        start = _block_start(lines, fn)
+        removed.update(range(start, fn.end_lineno + 1))
+        text = []
+        for number in range(start, fn.end_lineno + 1):
+            line = lines[number - 1]
+            decorator = any(d.lineno == number and added_to(fn) and
+                            getattr(d.func, "id", "") == "add_to_class"
+                            for d in fn.decorator_list
+                            if isinstance(d, ast.Call))
+            if decorator:
+                continue
+            text.append(line if number in keep_as_is or not line
+                        else "    " + line)
+        cls = classes[added_to(fn)]
+        old = next((m for m in cls.body if getattr(m, "name", None) == fn.name
+                    and isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                   None)
+        if old is not None and old.lineno not in replaced:
+            replaced[_block_start(lines, old)] = (old.end_lineno, text)
+        else:
+            additions.setdefault(cls.end_lineno, []).append(text)
+    out, number = [], 1
+    while number <= len(lines):
+        if number in replaced:
+            end, text = replaced[number]
+            out += text
+            for more in additions.get(end, []):
+                out += [""] + more
+            number = end + 1
+            continue
+        if number not in removed:
+            out.append(lines[number - 1])
+        for text in additions.get(number, []):
+            out += [""] + text
+        number += 1
+    # the blank lines a moved function leaves behind: at most two in a row
+    joined = re.sub(r"\n{4,}", "\n\n\n", "\n".join(out).strip("\n"))
+    return joined
+
+
+def banner(nb_name: str, source: str, owners: dict[str, str]) -> str:
+    """The file's banner: its notebook, and what it adds to the classes of
+    earlier chapters (`owners`: class name -> file that defines it)."""
+    grows = {}
+    for kind, name, owner in definitions(source):
+        if kind == "method" and owner in owners:
+            grows.setdefault(owner, []).append(name)
+    text = BANNER.format(nb=nb_name)
+    for cls, methods in grows.items():
+        text += textwrap.fill(
+            ", ".join(methods), width=77, initial_indent="#   ",
+            subsequent_indent="#   ").join(
+            [f"# Adds to {cls} (from {owners[cls]}.py):\n", "\n"])
+    return text
 
 
 def export(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written, chapters, where = [], [], {}
+    owners, methods = {}, {}
     for path in sorted(BOOK.glob("*.ipynb")):
         if not CHAPTER.match(path.name):
             continue
         name, source = exported(path)
         if not source:
             continue
+        source = gather_classes(source)
         target = out / f"{name}.py"
-        target.write_text(BANNER.format(nb=path.name) + "\n" + source + "\n")
+        earlier = {cls: owners[cls] for cls in owners}
+        target.write_text(banner(path.name, source, earlier) + "\n"
+                          + source + "\n")
         written.append(target)
         chapters.append(name)
         for public in public_names(source):
             where[public] = name  # a later chapter's version wins
+        for kind, defined, owner in definitions(source):
+            if kind == "class":
+                owners.setdefault(defined, name)
+            elif kind == "method":
+                methods[f"{owner}.{defined}"] = name
     lines = "".join(f"    {k!r}: {v!r},\n" for k, v in sorted(where.items()))
+    method_lines = "".join(f"    {k!r}: {v!r},\n"
+                           for k, v in sorted(methods.items()))
     init = out / "__init__.py"
-    init.write_text(INIT.format(chapters=chapters, where=lines))
+    init.write_text(INIT.format(chapters=chapters, where=lines,
+                                methods=method_lines))
     written.append(init)
     return written
 

@@ -21,13 +21,13 @@ of where each piece of mininn is built, and a search for a name such as
 ``register_forward_hook`` puts the chapter that builds it first (Sphinx's
 search ranks index entries far above words in the text).
 """
-import ast
 import functools
 import html
 import http.server
 import os
 import re
 import shutil
+import sys
 import threading
 import zipfile
 from pathlib import Path
@@ -37,6 +37,9 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import export  # noqa: E402  (tools/export.py: what a cell defines)
 
 logger = logging.getLogger(__name__)
 
@@ -121,24 +124,15 @@ def pdf_possible():
 
 def defined_names(source):
     """(entry text, anchor name) for each top-level def and class of a cell:
-    `add_to_class(Module)` methods as "name() (Module method)"."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    found = []
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            found.append((f"{node.name} (class)", node.name))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            owner = next((d.args[0].id for d in node.decorator_list
-                          if isinstance(d, ast.Call) and d.args
-                          and getattr(d.func, "id", "") == "add_to_class"
-                          and isinstance(d.args[0], ast.Name)), None)
-            text = (f"{node.name}() ({owner} method)" if owner
-                    else f"{node.name}()")
-            found.append((text, node.name))
-    return found
+    `add_to_class(Module)` methods as "name() (Module method)". What is
+    defined comes from the exporter's own `definitions`, so the index and
+    the package agree."""
+    entries = []
+    for kind, name, owner in export.definitions(source, nested=False):
+        text = {"class": f"{name} (class)", "function": f"{name}()",
+                "method": f"{name}() ({owner} method)"}[kind]
+        entries.append((text, name))
+    return entries
 
 
 class IndexExportCells(SphinxTransform):

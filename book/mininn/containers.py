@@ -51,61 +51,82 @@ class Sequential(Module):
             input = module(input)
         return input
 
+    def __setitem__(self, idx, module):
+        key = self._get_item_by_idx(self._modules.keys(), idx)
+        return setattr(self, key, module)
 
-@add_to_class(Sequential)
-def __setitem__(self, idx, module):
-    key = self._get_item_by_idx(self._modules.keys(), idx)
-    return setattr(self, key, module)
+    def __delitem__(self, idx):
+        if isinstance(idx, slice):
+            for key in list(self._modules.keys())[idx]:
+                delattr(self, key)
+        else:
+            delattr(self, self._get_item_by_idx(self._modules.keys(), idx))
+        # renumber what is left: "0", "1", ...
+        str_indices = [str(i) for i in range(len(self._modules))]
+        self._modules = OrderedDict(zip(str_indices, self._modules.values()))
 
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
 
-@add_to_class(Sequential)
-def __delitem__(self, idx):
-    if isinstance(idx, slice):
-        for key in list(self._modules.keys())[idx]:
-            delattr(self, key)
-    else:
-        delattr(self, self._get_item_by_idx(self._modules.keys(), idx))
-    # renumber what is left: "0", "1", ...
-    str_indices = [str(i) for i in range(len(self._modules))]
-    self._modules = OrderedDict(zip(str_indices, self._modules.values()))
+    def append(self, module):
+        """Add `module` at the end; returns self."""
+        self.add_module(str(len(self)), module)
+        return self
 
+    def insert(self, index, module):
+        """Put `module` at position `index`, shifting the later ones; self."""
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        if index < 0:
+            index += n
+        for i in range(n, index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+        return self
 
-@add_to_class(Sequential)
-def pop(self, key):
-    v = self[key]
-    del self[key]
-    return v
+    def extend(self, sequential):
+        """Append every module of an iterable; returns self."""
+        for layer in sequential:
+            self.append(layer)
+        return self
 
+    def __add__(self, other):
+        if not isinstance(other, Sequential):
+            raise _not_sequential(other)
+        ret = Sequential()
+        for layer in chain(self, other):
+            ret.append(layer)
+        return ret
 
-@add_to_class(Sequential)
-def append(self, module):
-    """Add `module` at the end; returns self."""
-    self.add_module(str(len(self)), module)
-    return self
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise _not_sequential(other)
+        offset = len(self)
+        for i, module in enumerate(other):
+            self.add_module(str(i + offset), module)
+        return self
 
+    def __mul__(self, other):
+        _check_factor(self, other)
+        combined = Sequential()
+        for offset, module in enumerate(list(self) * other):
+            combined.add_module(str(offset), module)
+        return combined
 
-@add_to_class(Sequential)
-def insert(self, index, module):
-    """Put `module` at position `index`, shifting the later ones; self."""
-    if not isinstance(module, Module):
-        raise AssertionError(f"module should be of type: {Module}")
-    n = len(self._modules)
-    if not -n <= index <= n:
-        raise IndexError(f"Index out of range: {index}")
-    if index < 0:
-        index += n
-    for i in range(n, index, -1):
-        self._modules[str(i)] = self._modules[str(i - 1)]
-    self._modules[str(index)] = module
-    return self
-
-
-@add_to_class(Sequential)
-def extend(self, sequential):
-    """Append every module of an iterable; returns self."""
-    for layer in sequential:
-        self.append(layer)
-    return self
+    def __imul__(self, other):
+        _check_factor(self, other)
+        # torch's loop: the originals are looked up by the names "0", "1", ...
+        # so a Sequential of named layers raises KeyError: '0', as torch's does
+        length = len(self)
+        for repeat in range(1, other):
+            for i in range(length):
+                self.add_module(str(repeat * length + i), self._modules[str(i)])
+        return self
 
 
 def _not_sequential(other):
@@ -120,47 +141,6 @@ def _check_factor(seq, other):
     if other <= 0:
         raise ValueError(
             f"Non-positive multiplication factor {other} for {type(seq)}")
-
-
-@add_to_class(Sequential)
-def __add__(self, other):
-    if not isinstance(other, Sequential):
-        raise _not_sequential(other)
-    ret = Sequential()
-    for layer in chain(self, other):
-        ret.append(layer)
-    return ret
-
-
-@add_to_class(Sequential)
-def __iadd__(self, other):
-    if not isinstance(other, Sequential):
-        raise _not_sequential(other)
-    offset = len(self)
-    for i, module in enumerate(other):
-        self.add_module(str(i + offset), module)
-    return self
-
-
-@add_to_class(Sequential)
-def __mul__(self, other):
-    _check_factor(self, other)
-    combined = Sequential()
-    for offset, module in enumerate(list(self) * other):
-        combined.add_module(str(offset), module)
-    return combined
-
-
-@add_to_class(Sequential)
-def __imul__(self, other):
-    _check_factor(self, other)
-    # torch's loop: the originals are looked up by the names "0", "1", ...
-    # so a Sequential of named layers raises KeyError: '0', as torch's does
-    length = len(self)
-    for repeat in range(1, other):
-        for i in range(length):
-            self.add_module(str(repeat * length + i), self._modules[str(i)])
-    return self
 
 
 Sequential.__rmul__ = Sequential.__mul__
@@ -197,79 +177,65 @@ class ModuleList(Module):
     def __iter__(self):
         return iter(self._modules.values())
 
+    def __delitem__(self, idx):
+        if isinstance(idx, slice):
+            for k in range(len(self._modules))[idx]:
+                delattr(self, str(k))
+        else:
+            delattr(self, self._get_abs_string_index(idx))
+        str_indices = [str(i) for i in range(len(self._modules))]
+        self._modules = OrderedDict(zip(str_indices, self._modules.values()))
 
-@add_to_class(ModuleList)
-def __delitem__(self, idx):
-    if isinstance(idx, slice):
-        for k in range(len(self._modules))[idx]:
-            delattr(self, str(k))
-    else:
-        delattr(self, self._get_abs_string_index(idx))
-    str_indices = [str(i) for i in range(len(self._modules))]
-    self._modules = OrderedDict(zip(str_indices, self._modules.values()))
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
 
+    def extend(self, modules):
+        if not isinstance(modules, container_abcs.Iterable):
+            raise TypeError("ModuleList.extend should be called with an "
+                            "iterable, but got " + type(modules).__name__)
+        offset = len(self)
+        for i, module in enumerate(modules):
+            self.add_module(str(offset + i), module)
+        return self
 
-@add_to_class(ModuleList)
-def append(self, module):
-    self.add_module(str(len(self)), module)
-    return self
+    def insert(self, index, module):
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
 
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
 
-@add_to_class(ModuleList)
-def extend(self, modules):
-    if not isinstance(modules, container_abcs.Iterable):
-        raise TypeError("ModuleList.extend should be called with an "
-                        "iterable, but got " + type(modules).__name__)
-    offset = len(self)
-    for i, module in enumerate(modules):
-        self.add_module(str(offset + i), module)
-    return self
+    def __add__(self, other):
+        combined = ModuleList()
+        for i, module in enumerate(chain(self, other)):
+            combined.add_module(str(i), module)
+        return combined
 
-
-@add_to_class(ModuleList)
-def insert(self, index, module):
-    for i in range(len(self._modules), index, -1):
-        self._modules[str(i)] = self._modules[str(i - 1)]
-    self._modules[str(index)] = module
-
-
-@add_to_class(ModuleList)
-def pop(self, key):
-    v = self[key]
-    del self[key]
-    return v
-
-
-@add_to_class(ModuleList)
-def __add__(self, other):
-    combined = ModuleList()
-    for i, module in enumerate(chain(self, other)):
-        combined.add_module(str(i), module)
-    return combined
+    def __repr__(self):
+        """Like Module's repr, but runs of equal children fold into one line."""
+        list_of_reprs = [repr(item) for item in self]
+        if len(list_of_reprs) == 0:
+            return self._get_name() + "()"
+        blocks = []  # [first index, last index, repr] of each run
+        for i, r in enumerate(list_of_reprs):
+            if blocks and r == blocks[-1][2]:
+                blocks[-1][1] = i
+            else:
+                blocks.append([i, i, r])
+        lines = []
+        for start, end, b in blocks:
+            local_repr = f"({start}): {b}"
+            if start != end:
+                local_repr = f"({start}-{end}): {end - start + 1} x {b}"
+            lines.append(_addindent(local_repr, 2))
+        return (self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)")
 
 
 ModuleList.__iadd__ = ModuleList.extend
-
-
-@add_to_class(ModuleList)
-def __repr__(self):
-    """Like Module's repr, but runs of equal children fold into one line."""
-    list_of_reprs = [repr(item) for item in self]
-    if len(list_of_reprs) == 0:
-        return self._get_name() + "()"
-    blocks = []  # [first index, last index, repr] of each run
-    for i, r in enumerate(list_of_reprs):
-        if blocks and r == blocks[-1][2]:
-            blocks[-1][1] = i
-        else:
-            blocks.append([i, i, r])
-    lines = []
-    for start, end, b in blocks:
-        local_repr = f"({start}): {b}"
-        if start != end:
-            local_repr = f"({start}-{end}): {end - start + 1} x {b}"
-        lines.append(_addindent(local_repr, 2))
-    return (self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)")
 
 
 class ModuleDict(Module):
@@ -298,54 +264,42 @@ class ModuleDict(Module):
     def __contains__(self, key):
         return key in self._modules
 
+    def clear(self):
+        self._modules.clear()
 
-@add_to_class(ModuleDict)
-def clear(self):
-    self._modules.clear()
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
 
+    def keys(self):
+        return self._modules.keys()
 
-@add_to_class(ModuleDict)
-def pop(self, key):
-    v = self[key]
-    del self[key]
-    return v
+    def items(self):
+        return self._modules.items()
 
+    def values(self):
+        return self._modules.values()
 
-@add_to_class(ModuleDict)
-def keys(self):
-    return self._modules.keys()
-
-
-@add_to_class(ModuleDict)
-def items(self):
-    return self._modules.items()
-
-
-@add_to_class(ModuleDict)
-def values(self):
-    return self._modules.values()
-
-
-@add_to_class(ModuleDict)
-def update(self, modules):
-    """Add modules from a mapping or from (key, module) pairs."""
-    if not isinstance(modules, container_abcs.Iterable):
-        raise TypeError("ModuleDict.update should be called with an iterable "
-                        "of key/value pairs, but got "
-                        + type(modules).__name__)
-    if isinstance(modules, (OrderedDict, ModuleDict, container_abcs.Mapping)):
-        for key, module in modules.items():
-            self[key] = module
-        return
-    for j, m in enumerate(modules):
-        if not isinstance(m, container_abcs.Iterable):
-            raise TypeError("ModuleDict update sequence element #" + str(j)
-                            + " should be Iterable; is" + type(m).__name__)
-        if not len(m) == 2:
-            raise ValueError("ModuleDict update sequence element #" + str(j)
-                             + " has length " + str(len(m))
-                             + "; 2 is required")
-        self[m[0]] = m[1]
+    def update(self, modules):
+        """Add modules from a mapping or from (key, module) pairs."""
+        if not isinstance(modules, container_abcs.Iterable):
+            raise TypeError("ModuleDict.update should be called with an iterable "
+                            "of key/value pairs, but got "
+                            + type(modules).__name__)
+        if isinstance(modules, (OrderedDict, ModuleDict, container_abcs.Mapping)):
+            for key, module in modules.items():
+                self[key] = module
+            return
+        for j, m in enumerate(modules):
+            if not isinstance(m, container_abcs.Iterable):
+                raise TypeError("ModuleDict update sequence element #" + str(j)
+                                + " should be Iterable; is" + type(m).__name__)
+            if not len(m) == 2:
+                raise ValueError("ModuleDict update sequence element #" + str(j)
+                                 + " has length " + str(len(m))
+                                 + "; 2 is required")
+            self[m[0]] = m[1]
 
 
 def _describe(key, p, typename):
@@ -397,35 +351,27 @@ class ParameterList(Module):
     def __iter__(self):
         return iter(self[i] for i in range(len(self)))
 
+    def append(self, value):
+        new_idx = len(self)
+        self._size += 1
+        self[new_idx] = value
+        return self
 
-@add_to_class(ParameterList)
-def append(self, value):
-    new_idx = len(self)
-    self._size += 1
-    self[new_idx] = value
-    return self
+    def extend(self, values):
+        if (not isinstance(values, container_abcs.Iterable)
+                or isinstance(values, torch.Tensor)):
+            raise TypeError("ParameterList.extend should be called with an "
+                            "iterable, but got " + type(values).__name__)
+        for value in values:
+            self.append(value)
+        return self
 
+    def extra_repr(self):
+        return "\n".join(_describe(k, p, typename=False)
+                         for k, p in enumerate(self))
 
-@add_to_class(ParameterList)
-def extend(self, values):
-    if (not isinstance(values, container_abcs.Iterable)
-            or isinstance(values, torch.Tensor)):
-        raise TypeError("ParameterList.extend should be called with an "
-                        "iterable, but got " + type(values).__name__)
-    for value in values:
-        self.append(value)
-    return self
-
-
-@add_to_class(ParameterList)
-def extra_repr(self):
-    return "\n".join(_describe(k, p, typename=False)
-                     for k, p in enumerate(self))
-
-
-@add_to_class(ParameterList)
-def __call__(self, *args, **kwargs):
-    raise RuntimeError("ParameterList should not be called.")
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")
 
 
 ParameterList.__iadd__ = ParameterList.extend
@@ -459,138 +405,98 @@ class ParameterDict(Module):
         del self._keys[key]
         delattr(self, self._key_to_attr(key))
 
+    def __len__(self):
+        return len(self._keys)
 
-@add_to_class(ParameterDict)
-def __len__(self):
-    return len(self._keys)
+    def __iter__(self):
+        return iter(self._keys)
 
+    def __contains__(self, key):
+        return key in self._keys
 
-@add_to_class(ParameterDict)
-def __iter__(self):
-    return iter(self._keys)
+    def keys(self):
+        return self._keys.keys()
 
+    def items(self):
+        return ((k, self[k]) for k in self._keys)
 
-@add_to_class(ParameterDict)
-def __contains__(self, key):
-    return key in self._keys
+    def values(self):
+        return (self[k] for k in self._keys)
 
+    def get(self, key, default=None):
+        return self[key] if key in self else default
 
-@add_to_class(ParameterDict)
-def keys(self):
-    return self._keys.keys()
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
 
+    def clear(self):
+        for k in self._keys.copy():
+            del self[k]
 
-@add_to_class(ParameterDict)
-def items(self):
-    return ((k, self[k]) for k in self._keys)
+    def copy(self):
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
 
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
 
-@add_to_class(ParameterDict)
-def values(self):
-    return (self[k] for k in self._keys)
-
-
-@add_to_class(ParameterDict)
-def get(self, key, default=None):
-    return self[key] if key in self else default
-
-
-@add_to_class(ParameterDict)
-def pop(self, key):
-    v = self[key]
-    del self[key]
-    return v
-
-
-@add_to_class(ParameterDict)
-def clear(self):
-    for k in self._keys.copy():
+    def popitem(self):
+        k, _ = self._keys.popitem()
+        self._keys[k] = None  # back again, for __delitem__ to remove
+        val = self[k]
         del self[k]
+        return k, val
 
+    def fromkeys(self, keys, default=None):
+        return ParameterDict((k, default) for k in keys)
 
-@add_to_class(ParameterDict)
-def copy(self):
-    return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+    def __reversed__(self):
+        return reversed(self._keys)
 
+    def __or__(self, other):
+        copy = self.copy()
+        copy.update(other)
+        return copy
 
-@add_to_class(ParameterDict)
-def setdefault(self, key, default=None):
-    if key not in self:
-        self[key] = default
-    return self[key]
+    def __ror__(self, other):
+        copy = other.copy()
+        copy.update(self)
+        return copy
 
+    def __ior__(self, other):
+        self.update(other)
+        return self
 
-@add_to_class(ParameterDict)
-def popitem(self):
-    k, _ = self._keys.popitem()
-    self._keys[k] = None  # back again, for __delitem__ to remove
-    val = self[k]
-    del self[k]
-    return k, val
+    def update(self, parameters):
+        """Add entries from a mapping (a plain dict is sorted) or pairs."""
+        if not isinstance(parameters, container_abcs.Iterable):
+            raise TypeError("ParametersDict.update should be called with an "
+                            "iterable of key/value pairs, but got "
+                            + type(parameters).__name__)
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            for key, parameter in parameters.items():
+                self[key] = parameter
+        elif isinstance(parameters, container_abcs.Mapping):
+            for key, parameter in sorted(parameters.items()):
+                self[key] = parameter
+        else:
+            for j, p in enumerate(parameters):
+                if not isinstance(p, container_abcs.Iterable):
+                    raise TypeError("ParameterDict update sequence element #"
+                                    + str(j) + " should be Iterable; is"
+                                    + type(p).__name__)
+                if not len(p) == 2:
+                    raise ValueError("ParameterDict update sequence element #"
+                                     + str(j) + " has length " + str(len(p))
+                                     + "; 2 is required")
+                self[p[0]] = p[1]
 
+    def extra_repr(self):
+        return "\n".join(_describe(k, p, typename=True)
+                         for k, p in self.items())
 
-@add_to_class(ParameterDict)
-def fromkeys(self, keys, default=None):
-    return ParameterDict((k, default) for k in keys)
-
-
-@add_to_class(ParameterDict)
-def __reversed__(self):
-    return reversed(self._keys)
-
-
-@add_to_class(ParameterDict)
-def __or__(self, other):
-    copy = self.copy()
-    copy.update(other)
-    return copy
-
-
-@add_to_class(ParameterDict)
-def __ror__(self, other):
-    copy = other.copy()
-    copy.update(self)
-    return copy
-
-
-@add_to_class(ParameterDict)
-def __ior__(self, other):
-    self.update(other)
-    return self
-
-
-@add_to_class(ParameterDict)
-def update(self, parameters):
-    """Add entries from a mapping (a plain dict is sorted) or pairs."""
-    if not isinstance(parameters, container_abcs.Iterable):
-        raise TypeError("ParametersDict.update should be called with an "
-                        "iterable of key/value pairs, but got "
-                        + type(parameters).__name__)
-    if isinstance(parameters, (OrderedDict, ParameterDict)):
-        for key, parameter in parameters.items():
-            self[key] = parameter
-    elif isinstance(parameters, container_abcs.Mapping):
-        for key, parameter in sorted(parameters.items()):
-            self[key] = parameter
-    else:
-        for j, p in enumerate(parameters):
-            if not isinstance(p, container_abcs.Iterable):
-                raise TypeError("ParameterDict update sequence element #"
-                                + str(j) + " should be Iterable; is"
-                                + type(p).__name__)
-            if not len(p) == 2:
-                raise ValueError("ParameterDict update sequence element #"
-                                 + str(j) + " has length " + str(len(p))
-                                 + "; 2 is required")
-            self[p[0]] = p[1]
-
-
-@add_to_class(ParameterDict)
-def extra_repr(self):
-    return "\n".join(_describe(k, p, typename=True)
-                     for k, p in self.items())
-
-
-@add_to_class(ParameterDict)
-def __call__(self, input):
-    raise RuntimeError("ParameterDict should not be called.")
+    def __call__(self, input):
+        raise RuntimeError("ParameterDict should not be called.")

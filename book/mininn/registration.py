@@ -63,6 +63,129 @@ class Module:
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add `param` to `self._parameters` under `name` (None is allowed)."""
+        _check_name(self, "parameter", name, "_parameters")
+        if param is None:
+            self._parameters[name] = None
+        elif not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{torch.typename(param)}' object to parameter "
+                f"'{name}' (torch.nn.Parameter or None required)")
+        elif param.grad_fn:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                f"parameters must be created explicitly. To express '{name}' "
+                "as a function of another Tensor, compute the value in "
+                "the forward() method.")
+        else:
+            # only a real Parameter passes through the hooks (not None)
+            self._parameters[name] = _registration_hooks_applied(
+                _global_parameter_registration_hooks, self, name, param)
+
+    def __getattr__(self, name: str):
+        """Find `name` in _parameters, then _buffers, then _modules.
+
+        Python calls this only when normal lookup (a property, the instance
+        __dict__, the class) raises AttributeError, so plain attributes
+        never come here.
+        """
+        # self.__dict__, not self._parameters: before __init__ the dicts are
+        # missing, and self._parameters would call __getattr__ again, forever
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in self.__dict__:
+                found = self.__dict__[store]
+                if name in found:
+                    return found[name]
+        raise AttributeError(
+            f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def register_buffer(self, name: str, tensor: torch.Tensor | None,
+                        persistent: bool = True) -> None:
+        """Add `tensor` to `self._buffers` under `name`; a buffer registered
+        with persistent=False is also noted in _non_persistent_buffers_set."""
+        _check_name(self, "buffer", name, "_buffers")
+        # anything that behaves like a tensor (has __torch_function__) will do
+        if tensor is not None and not (
+                isinstance(tensor, torch.Tensor)
+                or hasattr(tensor, "__torch_function__")):
+            raise TypeError(
+                f"cannot assign '{torch.typename(tensor)}' object to buffer "
+                f"'{name}' (torch Tensor or None required)")
+        # unlike parameters, a None buffer passes through the hooks too
+        self._buffers[name] = _registration_hooks_applied(
+            _global_buffer_registration_hooks, self, name, tensor)
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: "Module | None") -> None:
+        """Add `module` to `self._modules` under `name` (None is allowed)."""
+        # torch checks in this order, so a bad name AND a bad value report
+        # the value; note the dot message here also names the bad name
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{torch.typename(module)} is not a Module subclass")
+        elif not isinstance(name, str):
+            raise TypeError(
+                f"module name should be a string. Got {torch.typename(name)}")
+        elif hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        elif "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        elif name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = _registration_hooks_applied(
+            _global_module_registration_hooks, self, name, module)
+
+    def register_module(self, name: str, module: "Module | None") -> None:
+        """Alias for add_module."""
+        self.add_module(name, module)
+
+    def __setattr__(self, name: str, value) -> None:
+        """Route `self.name = value` by the type of `value` (and of the old
+        value): Parameter, Module, Buffer or tensor-in-a-buffer-slot, plain."""
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError(
+                    "cannot assign parameters before Module.__init__() call")
+            _remove_from(name, self.__dict__, self._buffers, self._modules,
+                         self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            # a parameter slot takes only a Parameter or None
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{torch.typename(value)}' as parameter "
+                    f"'{name}' (torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        else:
+            _set_module_buffer_or_plain(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        """Delete a parameter, buffer or submodule by name, else a plain
+        attribute (object raises AttributeError if there is none)."""
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        """Sorted names for tab completion: class, instance, parameters,
+        submodules and buffers (names starting with a digit left out)."""
+        keys = (dir(self.__class__) + list(self.__dict__.keys())
+                + list(self._parameters.keys()) + list(self._modules.keys())
+                + list(self._buffers.keys()))
+        # "0", "1", ... (children of a Sequential) are not valid identifiers
+        keys = [key for key in keys if not key[0].isdigit()]
+        return sorted(keys)
+
 
 # torch keeps these in torch.nn.modules.module; ours live in this file
 _global_parameter_registration_hooks = OrderedDict()
@@ -97,100 +220,6 @@ def _check_name(module, kind, name, store):
         raise KeyError(f"attribute '{name}' already exists")
 
 
-@add_to_class(Module)
-def register_parameter(self, name: str, param: Parameter | None) -> None:
-    """Add `param` to `self._parameters` under `name` (None is allowed)."""
-    _check_name(self, "parameter", name, "_parameters")
-    if param is None:
-        self._parameters[name] = None
-    elif not isinstance(param, Parameter):
-        raise TypeError(
-            f"cannot assign '{torch.typename(param)}' object to parameter "
-            f"'{name}' (torch.nn.Parameter or None required)")
-    elif param.grad_fn:
-        raise ValueError(
-            f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
-            f"parameters must be created explicitly. To express '{name}' "
-            "as a function of another Tensor, compute the value in "
-            "the forward() method.")
-    else:
-        # only a real Parameter passes through the hooks (not None)
-        self._parameters[name] = _registration_hooks_applied(
-            _global_parameter_registration_hooks, self, name, param)
-
-
-@add_to_class(Module)
-def __getattr__(self, name: str):
-    """Find `name` in _parameters, then _buffers, then _modules.
-
-    Python calls this only when normal lookup (a property, the instance
-    __dict__, the class) raises AttributeError, so plain attributes
-    never come here.
-    """
-    # self.__dict__, not self._parameters: before __init__ the dicts are
-    # missing, and self._parameters would call __getattr__ again, forever
-    for store in ("_parameters", "_buffers", "_modules"):
-        if store in self.__dict__:
-            found = self.__dict__[store]
-            if name in found:
-                return found[name]
-    raise AttributeError(
-        f"'{type(self).__name__}' object has no attribute '{name}'")
-
-
-# The method lives on Module now. A module-level function of this name
-# would become mininn.registration's own attribute hook (PEP 562).
-del __getattr__
-
-
-@add_to_class(Module)
-def register_buffer(self, name: str, tensor: torch.Tensor | None,
-                    persistent: bool = True) -> None:
-    """Add `tensor` to `self._buffers` under `name`; a buffer registered
-    with persistent=False is also noted in _non_persistent_buffers_set."""
-    _check_name(self, "buffer", name, "_buffers")
-    # anything that behaves like a tensor (has __torch_function__) will do
-    if tensor is not None and not (
-            isinstance(tensor, torch.Tensor)
-            or hasattr(tensor, "__torch_function__")):
-        raise TypeError(
-            f"cannot assign '{torch.typename(tensor)}' object to buffer "
-            f"'{name}' (torch Tensor or None required)")
-    # unlike parameters, a None buffer passes through the hooks too
-    self._buffers[name] = _registration_hooks_applied(
-        _global_buffer_registration_hooks, self, name, tensor)
-    if persistent:
-        self._non_persistent_buffers_set.discard(name)
-    else:
-        self._non_persistent_buffers_set.add(name)
-
-
-@add_to_class(Module)
-def add_module(self, name: str, module: "Module | None") -> None:
-    """Add `module` to `self._modules` under `name` (None is allowed)."""
-    # torch checks in this order, so a bad name AND a bad value report
-    # the value; note the dot message here also names the bad name
-    if not isinstance(module, Module) and module is not None:
-        raise TypeError(f"{torch.typename(module)} is not a Module subclass")
-    elif not isinstance(name, str):
-        raise TypeError(
-            f"module name should be a string. Got {torch.typename(name)}")
-    elif hasattr(self, name) and name not in self._modules:
-        raise KeyError(f"attribute '{name}' already exists")
-    elif "." in name:
-        raise KeyError(f'module name can\'t contain ".", got: {name}')
-    elif name == "":
-        raise KeyError('module name can\'t be empty string ""')
-    self._modules[name] = _registration_hooks_applied(
-        _global_module_registration_hooks, self, name, module)
-
-
-@add_to_class(Module)
-def register_module(self, name: str, module: "Module | None") -> None:
-    """Alias for add_module."""
-    self.add_module(name, module)
-
-
 def _remove_from(name, *dicts_or_sets):
     """Forget `name` wherever it was, so it lives in one place only."""
     for d in dicts_or_sets:
@@ -199,29 +228,6 @@ def _remove_from(name, *dicts_or_sets):
                 del d[name]
             else:
                 d.discard(name)
-
-
-@add_to_class(Module)
-def __setattr__(self, name: str, value) -> None:
-    """Route `self.name = value` by the type of `value` (and of the old
-    value): Parameter, Module, Buffer or tensor-in-a-buffer-slot, plain."""
-    params = self.__dict__.get("_parameters")
-    if isinstance(value, Parameter):
-        if params is None:
-            raise AttributeError(
-                "cannot assign parameters before Module.__init__() call")
-        _remove_from(name, self.__dict__, self._buffers, self._modules,
-                     self._non_persistent_buffers_set)
-        self.register_parameter(name, value)
-    elif params is not None and name in params:
-        # a parameter slot takes only a Parameter or None
-        if value is not None:
-            raise TypeError(
-                f"cannot assign '{torch.typename(value)}' as parameter "
-                f"'{name}' (torch.nn.Parameter or None expected)")
-        self.register_parameter(name, value)
-    else:
-        _set_module_buffer_or_plain(self, name, value)
 
 
 def _set_module_buffer_or_plain(self, name, value):
@@ -282,36 +288,6 @@ def _call_register_buffer(self, name, value, persistent):
     else:
         # the behaviour from before `persistent` existed: always persistent
         self.register_buffer(name, value)
-
-
-@add_to_class(Module)
-def __delattr__(self, name: str) -> None:
-    """Delete a parameter, buffer or submodule by name, else a plain
-    attribute (object raises AttributeError if there is none)."""
-    if name in self._parameters:
-        del self._parameters[name]
-    elif name in self._buffers:
-        del self._buffers[name]
-        self._non_persistent_buffers_set.discard(name)
-    elif name in self._modules:
-        del self._modules[name]
-    else:
-        object.__delattr__(self, name)
-
-
-@add_to_class(Module)
-def __dir__(self):
-    """Sorted names for tab completion: class, instance, parameters,
-    submodules and buffers (names starting with a digit left out)."""
-    keys = (dir(self.__class__) + list(self.__dict__.keys())
-            + list(self._parameters.keys()) + list(self._modules.keys())
-            + list(self._buffers.keys()))
-    # "0", "1", ... (children of a Sequential) are not valid identifiers
-    keys = [key for key in keys if not key[0].isdigit()]
-    return sorted(keys)
-
-
-del __dir__  # likewise: it would answer dir(mininn.registration)
 
 
 def register_module_parameter_registration_hook(hook) -> RemovableHandle:
