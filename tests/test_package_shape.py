@@ -122,3 +122,22 @@ def test_gathering_moves_methods_into_the_class_and_keeps_meaning():
     assert "del __getattr__" not in out
     # `used` is read as a global below it, so it stays outside the class
     assert [export.added_to(n) for n in tree.body] == [None, "Box", None]
+
+
+def test_the_root_hands_out_torchs_names_and_the_listed_additions():
+    import torch.nn
+    import torch.nn.modules._functions
+    import torch.nn.modules.module
+    import torch.nn.modules.utils
+    import torch.utils.hooks
+
+    import mininn
+
+    places = (torch.nn, torch.nn.modules.module, torch.nn.modules.utils,
+              torch.nn.modules._functions, torch.utils.hooks)
+    foreign = [name for name in mininn.__all__
+               if not any(hasattr(p, name) for p in places)
+               and name not in export.BOOK_ADDS]
+    assert not foreign, ("not torch's names; list them in BOOK_ADDS with a "
+                         f"reason: {foreign}")
+    assert set(export.BOOK_ADDS) <= set(mininn.__all__)
