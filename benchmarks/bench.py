@@ -219,10 +219,10 @@ def call_anatomy(calls=20000, rounds=9):
     x = torch.zeros(1, 1)
     layers = {key: nn.Linear(1, 1) for key, nn in BACKENDS.items()}
     steps = {
-        "math": lambda l: lambda: torch.nn.functional.linear(
-            x, l._parameters["weight"], l._parameters["bias"]),
-        "forward": lambda l: lambda: l.forward(x),
-        "call": lambda l: lambda: l(x),
+        "math": lambda layer: lambda: torch.nn.functional.linear(
+            x, layer._parameters["weight"], layer._parameters["bias"]),
+        "forward": lambda layer: lambda: layer.forward(x),
+        "call": lambda layer: lambda: layer(x),
     }
     best = {key: {} for key in layers}
     threads = torch.get_num_threads()

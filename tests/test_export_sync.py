@@ -1,5 +1,6 @@
 """The package book/mininn/ is generated from the notebooks and must never
 drift from them: re-export into a temporary folder and compare every file."""
+import ast
 import filecmp
 import importlib
 import json
@@ -32,9 +33,10 @@ def stale_files(package, tmp_path):
 
 def chapters():
     """The chapter modules, in book order, as the generated root lists them."""
-    source = (PACKAGE / "__init__.py").read_text()
-    line = next(s for s in source.splitlines() if s.startswith("CHAPTERS ="))
-    return eval(line.split("=", 1)[1])  # a literal list of names
+    tree = ast.parse((PACKAGE / "__init__.py").read_text())
+    return next(ast.literal_eval(node.value) for node in tree.body
+                if isinstance(node, ast.Assign)
+                and getattr(node.targets[0], "id", "") == "CHAPTERS")
 
 
 def run_in_book(code):

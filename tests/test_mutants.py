@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-import mutants  # noqa: E402  (tools/ is not a package)
+import mutants
 
 EXPORTING = [p for p in sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
              if mutants.export_cells(p)]

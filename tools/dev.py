@@ -19,7 +19,6 @@ one process). `lab` passes its arguments to `jupyter lab` and adds
 answers without installing anything.
 """
 import os
-import shutil
 import subprocess
 import sys
 import venv

@@ -43,7 +43,8 @@ imports every chapter first, so you always get the finished Module.
 """
 import importlib
 
-CHAPTERS = {chapters!r}
+CHAPTERS = [
+{chapters}]
 
 _WHERE = {{
 {where}}}
@@ -292,8 +293,9 @@ def export(out: Path) -> list[Path]:
     method_lines = "".join(f"    {k!r}: {v!r},\n"
                            for k, v in sorted(methods.items()))
     init = out / "__init__.py"
-    init.write_text(INIT.format(chapters=chapters, where=lines,
-                                methods=method_lines))
+    init.write_text(INIT.format(
+        chapters="".join(f"    {c!r},\n" for c in chapters), where=lines,
+        methods=method_lines))
     written.append(init)
     return written
 

@@ -26,7 +26,6 @@ import html
 import http.server
 import os
 import re
-import shutil
 import sys
 import threading
 import zipfile
@@ -39,7 +38,7 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-import export  # noqa: E402  (tools/export.py: what a cell defines)
+import export  # tools/export.py: what a cell defines
 
 logger = logging.getLogger(__name__)
 
@@ -263,7 +262,7 @@ def whole_book_html(app, outdir):
         body = re.sub(r'<p class="book-downloads">.*?</p>', "",
                       found.group(1), flags=re.S)
         body = re.sub(r' id="([^"]+)"',
-                      lambda m: f' id="{stem}--{m.group(1)}"', body)
+                      lambda m, stem=stem: f' id="{stem}--{m.group(1)}"', body)
 
         def link(m, stem=stem):
             href = html.unescape(m.group(1))
