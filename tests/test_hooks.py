@@ -4,6 +4,7 @@ Hook ids differ between the backends (each keeps its own counter), so the
 tests compare what ids mean, never their values. Global hooks are always
 removed in a `finally`, so no test leaks one into the next.
 """
+import copy
 import gc
 import warnings
 from collections import OrderedDict
@@ -186,6 +187,44 @@ def test_module_without_hooks_still_calls_forward(nn):
 
 
 # ----------------------------------------------------- forward pre-hooks
+
+
+ONE_HOOK = [  # (where, register): module method or global function
+    ("module", "register_forward_pre_hook"),
+    ("module", "register_forward_hook"),
+    ("module", "register_full_backward_pre_hook"),
+    ("module", "register_full_backward_hook"),
+    ("module", "register_backward_hook"),
+    ("global", "register_module_forward_pre_hook"),
+    ("global", "register_module_forward_hook"),
+    ("global", "register_module_full_backward_pre_hook"),
+    ("global", "register_module_full_backward_hook"),
+]
+
+
+@pytest.mark.parametrize("where, register", ONE_HOOK,
+                         ids=[r for _, r in ONE_HOOK])
+def test_any_single_hook_takes_the_call_off_the_fast_path(nn, where,
+                                                          register):
+    layer, fired = nn.Linear(2, 1), []
+    owner = layer if where == "module" else nn
+    handle = getattr(owner, register)(lambda *a: fired.append(1))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the old hook's FutureWarning
+            layer(torch.ones(1, 2, requires_grad=True) * 1).sum().backward()
+    finally:
+        handle.remove()
+    assert fired == [1]
+
+
+def test_a_global_backward_pre_hook_alone_adds_the_identity_node(nn):
+    handle = nn.register_module_full_backward_pre_hook(lambda *a: None)
+    try:
+        out = nn.Linear(2, 1)(torch.ones(1, 2, requires_grad=True))
+    finally:
+        handle.remove()
+    assert out.grad_fn.name() == "BackwardHookFunctionBackward"
 
 
 def test_forward_pre_hook_sees_positional_args_only(nn):
@@ -510,6 +549,19 @@ def test_global_always_call_hook_runs_before_module_ones_after_error(nn):
     assert seen == ["global", "module"]
 
 
+def test_global_forward_hook_handle_leaves_its_with_kwargs_flag(nn):
+    # torch gives the handle the always_call dict but not the with_kwargs
+    # one; the stale flag is harmless, since ids never repeat.
+    where = hooks_module(nn)
+    handle = nn.register_module_forward_hook(
+        lambda *a: None, with_kwargs=True, always_call=True)
+    handle.remove()
+    assert handle.id not in where._global_forward_hooks
+    assert handle.id in where._global_forward_hooks_with_kwargs
+    assert handle.id not in where._global_forward_hooks_always_called
+    where._global_forward_hooks_with_kwargs.pop(handle.id)
+
+
 def test_global_hook_handle_removes_it_from_every_module(nn):
     m, seen = make_scale(nn), []
     with nn.register_module_forward_pre_hook(lambda *a: seen.append(1)):
@@ -759,18 +811,88 @@ def test_grad_input_covers_positional_args_only(nn):
     assert shapes(seen[0]) == ((2,),)
 
 
-def test_handles_pickle_on_torch_only(nn):
-    # Deliberate difference: torch's handle defines __getstate__; ours
-    # holds plain weak references, which cannot be pickled.
+class CountCalls:
+    """A forward hook that pickle can save (a lambda it cannot)."""
+
+    def __call__(self, module, args, output):
+        module.calls += 1
+
+
+def layer_holding_its_handle(nn):
+    """A Linear that keeps the handle of its own always_call hook."""
+    layer = nn.Linear(2, 2)
+    layer.calls = 0
+    layer.handle = layer.register_forward_hook(CountCalls(), always_call=True)
+    return layer
+
+
+def pickled(obj):
     import pickle
 
+    return pickle.loads(pickle.dumps(obj))
+
+
+@pytest.mark.parametrize("make_copy", [copy.deepcopy, pickled],
+                         ids=["deepcopy", "pickle"])
+def test_copied_module_handle_removes_the_copys_hook_only(nn, make_copy):
+    layer = layer_holding_its_handle(nn)
+    twin = make_copy(layer)
+    twin.handle.remove()
+    layer(torch.ones(2))
+    twin(torch.ones(2))
+    assert (layer.calls, twin.calls) == (1, 0)
+    assert layer.handle.id in layer._forward_hooks_always_called
+    assert twin.handle.id not in twin._forward_hooks_always_called
+
+
+@pytest.mark.parametrize("make_copy", [copy.deepcopy, pickled],
+                         ids=["deepcopy", "pickle"])
+def test_original_handle_removes_the_originals_hook_only(nn, make_copy):
+    layer = layer_holding_its_handle(nn)
+    twin = make_copy(layer)
+    layer.handle.remove()
+    layer(torch.ones(2))
+    twin(torch.ones(2))
+    assert (layer.calls, twin.calls) == (0, 1)
+
+
+def test_copied_handle_keeps_its_id_and_its_copied_dicts(nn):
+    owner = {"hooks": OrderedDict(), "flags": OrderedDict()}
+    owner["handle"] = nn.RemovableHandle(owner["hooks"],
+                                         extra_dict=owner["flags"])
+    owner["hooks"][owner["handle"].id] = "hook"
+    owner["flags"][owner["handle"].id] = True
+    twin = copy.deepcopy(owner)
+    assert twin["handle"].id == owner["handle"].id
+    assert twin["handle"].hooks_dict_ref() is twin["hooks"]
+    assert len(twin["handle"].extra_dict_ref) == 1
+    assert twin["handle"].extra_dict_ref[0]() is twin["flags"]
+
+
+def test_bare_handle_survives_a_pickle_round_trip(nn):
     m = make_scale(nn)
     handle = m.register_forward_hook(print)
-    if nn.name == "torch.nn":
-        assert pickle.loads(pickle.dumps(handle)).id == handle.id
-    else:
-        with pytest.raises(TypeError, match="cannot pickle"):
-            pickle.dumps(handle)
+    copied = pickled(handle)
+    assert copied.id == handle.id
+    copied.remove()  # its copied dicts died with the pickle: nothing to do
+    assert handle.id in m._forward_hooks
+
+
+def test_handle_of_a_dead_dict_unpickles_as_a_dead_handle(nn):
+    handle = nn.RemovableHandle(OrderedDict())  # the dict dies at once
+    copied = pickled(handle)
+    assert copied.hooks_dict_ref() is None and copied.extra_dict_ref == ()
+    copied.remove()
+
+
+def test_unpickled_handle_moves_the_id_counter_past_its_id(nn, monkeypatch):
+    import pickle
+
+    handle = nn.RemovableHandle(OrderedDict())
+    data = pickle.dumps(handle)
+    monkeypatch.setattr(nn.RemovableHandle, "next_id", 0)  # a new process
+    pickle.loads(data)
+    assert nn.RemovableHandle.next_id == handle.id + 1
 
 
 def test_handle_ids_come_from_the_backends_own_counter(nn):
@@ -782,6 +904,22 @@ def test_handle_ids_come_from_the_backends_own_counter(nn):
     nn.RemovableHandle(OrderedDict())
     moved = torch.utils.hooks.RemovableHandle.next_id - before
     assert moved == (1 if nn.name == "torch.nn" else 0)
+
+
+def test_registration_hooks_keep_torchs_handle_in_mininn():
+    # Deliberate difference: chapter 1 comes before our handle, so its
+    # global registration hooks return torch's RemovableHandle.
+    import torch.utils.hooks
+
+    import mininn
+
+    handle = mininn.register_module_parameter_registration_hook(
+        lambda *a: None)
+    forward = mininn.register_module_forward_hook(print)
+    handle.remove()
+    forward.remove()
+    assert type(handle) is torch.utils.hooks.RemovableHandle
+    assert type(forward) is mininn.RemovableHandle
 
 
 def test_backward_hook_classes_live_where_each_backend_keeps_them():
@@ -965,6 +1103,32 @@ def test_old_backward_hook_is_silent_for_one_op_on_a_computed_input(nn):
     assert old_hook_warnings(m, x) == []
 
 
+def test_old_backward_hook_warns_for_a_one_op_linear(nn):
+    # torch's check also sees the parameters' nodes among the inputs of
+    # the output's node, so one operation with parameters warns too.
+    x = torch.ones(3, 4, requires_grad=True) * 1
+    assert old_hook_warnings(nn.Linear(4, 2), x) == [
+        (FutureWarning, OLD_HOOK_WARNING["several nodes"])]
+
+
+def test_old_backward_hook_warns_for_one_op_on_a_leaf_input(nn):
+    m = module_of(nn, lambda self, x: torch.sigmoid(x))
+    assert old_hook_warnings(m, torch.ones(2, requires_grad=True)) == [
+        (FutureWarning, OLD_HOOK_WARNING["several nodes"])]
+
+
+def test_old_backward_hook_on_a_linear_sees_bias_input_weight_t(nn):
+    torch.manual_seed(0)
+    layer, seen = nn.Linear(4, 2), []
+    layer.register_backward_hook(lambda m, gin, gout: seen.append(gin))
+    x = torch.ones(3, 4, requires_grad=True)
+    quietly(layer, x * 1).sum().backward()
+    bias, inp, weight_t = seen[0]
+    assert torch.equal(bias, layer.bias.grad)
+    assert torch.equal(inp, x.grad)
+    assert torch.equal(weight_t, layer.weight.grad.T)
+
+
 def test_old_backward_hook_warns_for_outputs_of_different_nodes(nn):
     m = module_of(nn, lambda self, a, b: (a.clone(), b.clone()))
     a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
@@ -1089,6 +1253,23 @@ def test_inplace_op_on_the_output_of_a_hooked_module_raises(nn):
     assert str(info.value).startswith(
         "Output 0 of BackwardHookFunction is a view and is being modified "
         "inplace. This view was created inside a custom Function")
+
+
+def test_full_backward_hook_on_an_inplace_module_itself_raises(nn):
+    relu = nn.ReLU(inplace=True)
+    relu.register_full_backward_hook(lambda *a: None)
+    with pytest.raises(RuntimeError) as info:
+        relu(torch.ones(2, 3, requires_grad=True) * 1)
+    assert str(info.value).startswith(
+        "Output 0 of BackwardHookFunction is a view and is being modified "
+        "inplace.")
+
+
+def test_inplace_module_with_a_hook_runs_when_no_input_needs_grad(nn):
+    relu, seen = nn.ReLU(inplace=True), []
+    relu.register_full_backward_hook(lambda *a: seen.append(1))
+    out = relu(torch.full((2,), -1.0))
+    assert torch.equal(out, torch.zeros(2)) and seen == []
 
 
 def test_tensor_hook_in_a_forward_hook_sees_the_output_gradient(nn):

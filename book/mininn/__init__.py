@@ -6,7 +6,16 @@ imports every chapter first, so you always get the finished Module.
 """
 import importlib
 
-CHAPTERS = ['registration', 'traversal', 'layers', 'containers', 'hooks', 'apply', 'state', 'checkpoints']
+CHAPTERS = [
+    'registration',
+    'traversal',
+    'layers',
+    'containers',
+    'hooks',
+    'apply',
+    'state',
+    'checkpoints',
+]
 
 _WHERE = {
     'AdaptiveAvgPool2d': 'layers',
@@ -88,13 +97,14 @@ METHODS = {
     'Module.__setattr__': 'registration',
     'Module.__setstate__': 'state',
     'Module._apply': 'apply',
+    'Module._backward_hooks_for_call': 'hooks',
     'Module._call_always_called_hooks': 'hooks',
     'Module._call_forward_hook': 'hooks',
     'Module._call_forward_pre_hook': 'hooks',
     'Module._call_impl': 'hooks',
     'Module._get_backward_hooks': 'hooks',
     'Module._get_name': 'traversal',
-    'Module._is_always_called': 'hooks',
+    'Module._hook_result_for_backward': 'hooks',
     'Module._load_from_state_dict': 'state',
     'Module._maybe_warn_non_full_backward_hook': 'hooks',
     'Module._named_members': 'traversal',
@@ -213,7 +223,9 @@ METHODS = {
     'ReLU.forward': 'layers',
     'RemovableHandle.__enter__': 'hooks',
     'RemovableHandle.__exit__': 'hooks',
+    'RemovableHandle.__getstate__': 'hooks',
     'RemovableHandle.__init__': 'hooks',
+    'RemovableHandle.__setstate__': 'hooks',
     'RemovableHandle.remove': 'hooks',
     'Sequential.__add__': 'containers',
     'Sequential.__delitem__': 'containers',

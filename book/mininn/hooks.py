@@ -2,20 +2,22 @@
 # and run `make export` (python tools/export.py).
 # Adds to Module (from registration.py):
 #   register_forward_pre_hook, register_forward_hook, _call_forward_pre_hook,
-#   _call_forward_hook, _is_always_called, _call_always_called_hooks,
+#   _call_forward_hook, _call_always_called_hooks,
 #   register_full_backward_pre_hook, register_full_backward_hook,
-#   register_backward_hook, _get_backward_hooks, _call_impl,
-#   _register_old_backward_hooks, _maybe_warn_non_full_backward_hook
+#   register_backward_hook, _get_backward_hooks, _backward_hooks_for_call,
+#   _hook_result_for_backward, _call_impl, _register_old_backward_hooks,
+#   _maybe_warn_non_full_backward_hook
 
 import functools
 import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import torch
 
-from mininn.containers import Module, add_to_class  # noqa: F401
+from mininn.containers import Module, add_to_class
 
 
 class RemovableHandle:
@@ -48,6 +50,23 @@ class RemovableHandle:
 
     def __exit__(self, type, value, tb):
         self.remove()
+
+    def __getstate__(self):
+        # the dicts, not weak references to them: copied with the owner
+        return (self.hooks_dict_ref(), self.id,
+                tuple(ref() for ref in self.extra_dict_ref))
+
+    def __setstate__(self, state) -> None:
+        if state[0] is None:  # the dict was gone: a handle that removes nothing
+            self.hooks_dict_ref = weakref.ref(OrderedDict())
+        else:
+            self.hooks_dict_ref = weakref.ref(state[0])
+        self.id = state[1]
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        if len(state) < 3 or state[2] is None:
+            self.extra_dict_ref = ()
+        else:
+            self.extra_dict_ref = tuple(weakref.ref(d) for d in state[2])
 
 
 @add_to_class(Module)
@@ -115,24 +134,21 @@ def _call_forward_pre_hook(self, hook_id, hook, args, kwargs):
 
 
 @add_to_class(Module)
-def _call_forward_hook(self, hook_id, hook, args, kwargs, result):
-    """Run one forward hook; return the output to go on with."""
+def _call_forward_hook(self, hook_id, hook, call):
+    """Run one forward hook on `call`; return the output to go on with."""
+    if (hook_id in self._forward_hooks_always_called
+            or hook_id in _global_forward_hooks_always_called):
+        call.called.add(hook_id)  # the clean-up must not run it again
     if (hook_id in self._forward_hooks_with_kwargs
             or hook_id in _global_forward_hooks_with_kwargs):
-        hook_result = hook(self, args, kwargs, result)
+        hook_result = hook(self, call.args, call.kwargs, call.result)
     else:
-        hook_result = hook(self, args, result)
-    return result if hook_result is None else hook_result
+        hook_result = hook(self, call.args, call.result)
+    return call.result if hook_result is None else hook_result
 
 
 @add_to_class(Module)
-def _is_always_called(self, hook_id):
-    return (hook_id in self._forward_hooks_always_called
-            or hook_id in _global_forward_hooks_always_called)
-
-
-@add_to_class(Module)
-def _call_always_called_hooks(self, args, kwargs, result, called):
+def _call_always_called_hooks(self, call):
     """After forward raised: run the always_call hooks not run yet."""
     for where, hooks, always in (
             ("global module", _global_forward_hooks,
@@ -140,15 +156,16 @@ def _call_always_called_hooks(self, args, kwargs, result, called):
             ("module", self._forward_hooks,
              self._forward_hooks_always_called)):
         for hook_id, hook in hooks.items():
-            if hook_id not in always or hook_id in called:
+            if hook_id not in always or hook_id in call.called:
                 continue
             try:
                 if hook_id in self._forward_hooks_with_kwargs:
-                    hook_result = hook(self, args, kwargs, result)
+                    hook_result = hook(self, call.args, call.kwargs,
+                                       call.result)
                 else:  # global hooks get no kwargs here, as in torch
-                    hook_result = hook(self, args, result)
+                    hook_result = hook(self, call.args, call.result)
                 if hook_result is not None:
-                    result = hook_result
+                    call.result = hook_result
             except Exception as e:
                 warnings.warn(
                     f"{where} forward hook with ``always_call=True`` raised"
@@ -365,6 +382,26 @@ def _get_backward_hooks(self):
 
 
 @add_to_class(Module)
+def _backward_hooks_for_call(self):
+    """(the call's BackwardHook or None, its old-style hooks)."""
+    full, old = self._get_backward_hooks()
+    pre = [*_global_backward_pre_hooks.values(),
+           *self._backward_pre_hooks.values()]
+    return (BackwardHook(self, full, pre) if full or pre else None), old
+
+
+@add_to_class(Module)
+def _hook_result_for_backward(self, bw_hook, old, call):
+    """The output, wired for the backward hooks of this call."""
+    result = call.result
+    if bw_hook is not None:
+        result = bw_hook.setup_output_hook(result)
+    if old:
+        self._register_old_backward_hooks(old, call.args, result)
+    return result
+
+
+@add_to_class(Module)
 def _call_impl(self, *args, **kwargs):
     """Run forward between its hooks: what `module(*args)` does."""
     if not (self._backward_hooks or self._backward_pre_hooks
@@ -372,38 +409,22 @@ def _call_impl(self, *args, **kwargs):
             or _global_backward_pre_hooks or _global_backward_hooks
             or _global_forward_hooks or _global_forward_pre_hooks):
         return self.forward(*args, **kwargs)  # the fast path
-    result, called = None, set()
-
-    def inner():
-        nonlocal args, kwargs, result
-        full, old = self._get_backward_hooks()
-        pre = [*_global_backward_pre_hooks.values(),
-               *self._backward_pre_hooks.values()]
-        # (*a, *b) copies the items: a hook may remove itself mid-loop
+    call = SimpleNamespace(args=args, kwargs=kwargs, result=None, called=set())
+    try:
+        bw_hook, old = self._backward_hooks_for_call()  # new
         for hook_id, hook in (*_global_forward_pre_hooks.items(),
                               *self._forward_pre_hooks.items()):
-            args, kwargs = self._call_forward_pre_hook(
-                hook_id, hook, args, kwargs)
-        bw_hook = BackwardHook(self, full, pre) if full or pre else None
-        if bw_hook is not None:
-            args = bw_hook.setup_input_hook(args)
-        result = self.forward(*args, **kwargs)
+            call.args, call.kwargs = self._call_forward_pre_hook(
+                hook_id, hook, call.args, call.kwargs)
+        if bw_hook is not None:  # new: the inputs through the IN node
+            call.args = bw_hook.setup_input_hook(call.args)
+        call.result = self.forward(*call.args, **call.kwargs)
         for hook_id, hook in (*_global_forward_hooks.items(),
                               *self._forward_hooks.items()):
-            if self._is_always_called(hook_id):
-                called.add(hook_id)
-            result = self._call_forward_hook(
-                hook_id, hook, args, kwargs, result)
-        if bw_hook is not None:
-            result = bw_hook.setup_output_hook(result)
-        if old:
-            self._register_old_backward_hooks(old, args, result)
-        return result
-
-    try:
-        return inner()
+            call.result = self._call_forward_hook(hook_id, hook, call)
+        return self._hook_result_for_backward(bw_hook, old, call)  # new
     except Exception:
-        self._call_always_called_hooks(args, kwargs, result, called)
+        self._call_always_called_hooks(call)
         raise
 
 
