@@ -32,33 +32,15 @@ class Module:
 
     def __init__(self, *args, **kwargs) -> None:
         """Create the empty state every module needs, before anything else."""
-        # Arguments are rejected under the subclass's name, as torch does.
-        if self.call_super_init is False and bool(kwargs):
-            raise TypeError(
-                f"{type(self).__name__}.__init__() got an unexpected "
-                f"keyword argument '{next(iter(kwargs))}'")
-        if self.call_super_init is False and bool(args):
-            raise TypeError(
-                f"{type(self).__name__}.__init__() takes 1 positional "
-                f"argument but {len(args) + 1} were given")
+        _check_init_arguments(self, args, kwargs)
         # object's plain assignment: nothing here needs routing, and going
         # through our __setattr__ would only slow down every module built
         super().__setattr__("training", True)
         super().__setattr__("_parameters", {})
         super().__setattr__("_buffers", {})
         super().__setattr__("_non_persistent_buffers_set", set())
-        super().__setattr__("_backward_pre_hooks", OrderedDict())
-        super().__setattr__("_backward_hooks", OrderedDict())
-        super().__setattr__("_is_full_backward_hook", None)
-        super().__setattr__("_forward_hooks", OrderedDict())
-        super().__setattr__("_forward_hooks_with_kwargs", OrderedDict())
-        super().__setattr__("_forward_hooks_always_called", OrderedDict())
-        super().__setattr__("_forward_pre_hooks", OrderedDict())
-        super().__setattr__("_forward_pre_hooks_with_kwargs", OrderedDict())
-        super().__setattr__("_state_dict_hooks", OrderedDict())
-        super().__setattr__("_state_dict_pre_hooks", OrderedDict())
-        super().__setattr__("_load_state_dict_pre_hooks", OrderedDict())
-        super().__setattr__("_load_state_dict_post_hooks", OrderedDict())
+        # entries 5 to 16: the hooks of chapters 5 and 7
+        _init_hook_stores(super().__setattr__)
         super().__setattr__("_modules", {})
         if self.call_super_init:
             super().__init__(*args, **kwargs)
@@ -187,6 +169,36 @@ class Module:
         return sorted(keys)
 
 
+def _init_hook_stores(set_plain) -> None:
+    """Create the empty hook stores (and one flag) of chapters 5 and 7, in
+    torch's order, with `set_plain`: object's __setattr__ for the module."""
+    set_plain("_backward_pre_hooks", OrderedDict())
+    set_plain("_backward_hooks", OrderedDict())
+    set_plain("_is_full_backward_hook", None)
+    set_plain("_forward_hooks", OrderedDict())
+    set_plain("_forward_hooks_with_kwargs", OrderedDict())
+    set_plain("_forward_hooks_always_called", OrderedDict())
+    set_plain("_forward_pre_hooks", OrderedDict())
+    set_plain("_forward_pre_hooks_with_kwargs", OrderedDict())
+    set_plain("_state_dict_hooks", OrderedDict())
+    set_plain("_state_dict_pre_hooks", OrderedDict())
+    set_plain("_load_state_dict_pre_hooks", OrderedDict())
+    set_plain("_load_state_dict_post_hooks", OrderedDict())
+
+
+def _check_init_arguments(module, args, kwargs) -> None:
+    """Raise torch's TypeError, naming the subclass, for arguments that
+    Module.__init__ does not pass on (call_super_init is False)."""
+    if module.call_super_init is False and bool(kwargs):
+        raise TypeError(
+            f"{type(module).__name__}.__init__() got an unexpected "
+            f"keyword argument '{next(iter(kwargs))}'")
+    if module.call_super_init is False and bool(args):
+        raise TypeError(
+            f"{type(module).__name__}.__init__() takes 1 positional "
+            f"argument but {len(args) + 1} were given")
+
+
 # torch keeps these in torch.nn.modules.module; ours live in this file
 _global_parameter_registration_hooks = OrderedDict()
 _global_buffer_registration_hooks = OrderedDict()
@@ -267,27 +279,13 @@ def _set_buffer_or_plain(self, name, value):
             persistent = value.persistent
         else:  # re-assigning keeps the buffer's old persistence
             persistent = name not in self._non_persistent_buffers_set
-        _call_register_buffer(self, name, value, persistent)
+        own = getattr(self.register_buffer, "__func__", None)
+        if own is Module.register_buffer:  # the common, fast case
+            self.register_buffer(name, value, persistent)
+        else:  # an override: see "An aside: old overrides" below
+            _call_register_buffer(self, name, value, persistent)
     else:
         object.__setattr__(self, name, value)
-
-
-def _call_register_buffer(self, name, value, persistent):
-    """self.register_buffer(name, value, persistent), or without
-    `persistent` for an old override whose signature lacks it."""
-    own = getattr(self.register_buffer, "__func__", None)
-    if own is Module.register_buffer:
-        self.register_buffer(name, value, persistent)
-    elif "persistent" in inspect.signature(self.register_buffer).parameters:
-        self.register_buffer(name, value, persistent)
-    elif not persistent:
-        raise RuntimeError(
-            "Registering a non-persistent buffer on a Module subclass that "
-            "implements register_buffer() without the persistent argument "
-            "is not allowed.")
-    else:
-        # the behaviour from before `persistent` existed: always persistent
-        self.register_buffer(name, value)
 
 
 def register_module_parameter_registration_hook(hook) -> RemovableHandle:
@@ -310,3 +308,18 @@ def register_module_module_registration_hook(hook) -> RemovableHandle:
     handle = RemovableHandle(_global_module_registration_hooks)
     _global_module_registration_hooks[handle.id] = hook
     return handle
+
+
+def _call_register_buffer(self, name, value, persistent):
+    """Call a subclass's own register_buffer: without `persistent` if the
+    override's signature lacks it, as before the flag existed."""
+    if "persistent" in inspect.signature(self.register_buffer).parameters:
+        self.register_buffer(name, value, persistent)
+    elif not persistent:
+        raise RuntimeError(
+            "Registering a non-persistent buffer on a Module subclass that "
+            "implements register_buffer() without the persistent argument "
+            "is not allowed.")
+    else:
+        # the behaviour from before `persistent` existed: always persistent
+        self.register_buffer(name, value)
