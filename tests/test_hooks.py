@@ -424,6 +424,16 @@ def test_always_call_hook_sees_replacements_made_before_the_error(nn):
     assert torch.equal(args[0], torch.zeros(2)) and out == "first"
 
 
+def test_always_call_hooks_after_an_error_chain_their_replacements(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_hook(lambda *a: "first", always_call=True)
+    m.register_forward_hook(lambda mod, args, out: seen.append(out),
+                            always_call=True)
+    with pytest.raises(RuntimeError, match="size of tensor a"):
+        m(torch.ones(3))
+    assert seen == ["first"]
+
+
 def test_with_kwargs_always_call_hook_gets_kwargs_after_error(nn):
     m, seen = make_scale(nn), []
     m.register_forward_hook(

@@ -196,7 +196,9 @@ def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
 
 
 class BackwardHookFunction(torch.autograd.Function):
-    """Identity on tensors: it only adds one node to the autograd graph."""
+    """Identity on tensors: it only adds one node to the autograd graph.
+    Its outputs are views of its inputs, so a hooked module's forward gets
+    views (and must not change its inputs or outputs in place)."""
 
     @staticmethod
     def forward(ctx, *args):
