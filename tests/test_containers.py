@@ -488,3 +488,350 @@ def test_sequential_imul_of_named_layers_raises_key_error_as_torch(nn):
     assert error_of(named.__imul__, 2) == "KeyError: '0'"
     assert list(named._modules) == ["a", "b"]
     assert list((named * 2)._modules) == ["0", "1", "2", "3"]
+
+
+# ------------------------------------------------------------ reprs, nested
+
+
+def note_class(nn):
+    class Note(nn.Module):  # a repr with a blank line inside
+        def extra_repr(self):
+            return "first line\n\nlast line"
+
+    return Note
+
+
+def nested_containers(nn):
+    note = note_class(nn)
+    return [
+        nn.ModuleList([note(), nn.Sequential(note()), note(), note()]),
+        nn.ModuleList([nn.ModuleList([note(), nn.Linear(2, 2)])]),
+        nn.ModuleList([nn.Sequential(nn.Linear(2, 2), nn.ReLU())] * 3),
+        nn.ModuleList([nn.ParameterList([torch.ones(1)]),
+                       nn.ParameterDict({"a": torch.ones(2)})]),
+        nn.Sequential(nn.ModuleList([note()]), note()),
+        nn.Sequential(OrderedDict(body=nn.Sequential(note()))),
+        nn.ModuleDict({"a": nn.ModuleList([note(), note()]), "b": note()}),
+        nn.ParameterList([torch.ones(1), note()]),
+        nn.ParameterDict(OrderedDict(w=torch.ones(1), note=note())),
+    ]
+
+
+@pytest.mark.parametrize("i", range(9))
+def test_nested_container_reprs_are_byte_identical(both, i):
+    theirs, ours = build_both(both, lambda nn: nested_containers(nn)[i])
+    assert repr(ours) == repr(theirs)
+
+
+def test_module_list_indents_a_childs_blank_line_module_does_not(nn):
+    """torch's container.py keeps an older _addindent than module.py's: it
+    indents blank lines too, so ModuleList and Sequential differ there."""
+    note = note_class(nn)
+    assert repr(nn.ModuleList([note()])) == (
+        "ModuleList(\n  (0): Note(\n    first line\n    \n"
+        "    last line\n  )\n)")
+    assert repr(nn.Sequential(note())) == (
+        "Sequential(\n  (0): Note(\n    first line\n\n"
+        "    last line\n  )\n)")
+
+
+def test_module_list_repr_folds_runs_of_multi_line_children(nn):
+    block = nn.Sequential(nn.ReLU(), nn.Tanh())
+    text = repr(nn.ModuleList([block, block, nn.ReLU()]))
+    assert text == ("ModuleList(\n  (0-1): 2 x Sequential(\n    (0): ReLU()\n"
+                    "    (1): Tanh()\n  )\n  (2): ReLU()\n)")
+
+
+# ------------------------------------------------------------ the traps
+
+
+@pytest.mark.parametrize("key", ["train", "eval", "forward", "type", "cuda",
+                                 "to", "state_dict", "_modules"])
+def test_a_dict_container_refuses_a_key_that_is_a_module_attribute(nn, key):
+    message = f"KeyError: \"attribute '{key}' already exists\""
+    assert error_of(nn.ModuleDict, {key: nn.ReLU()}) == message
+    assert error_of(nn.ModuleDict().__setitem__, key, nn.ReLU()) == message
+    if not key.startswith("_"):  # a Parameter first removes an instance
+        # attribute of its name (Module.__setattr__), then registers
+        assert error_of(nn.ParameterDict, {key: torch.ones(1)}) == message
+
+
+def test_a_dict_container_takes_keys_that_are_not_attributes(nn):
+    heads = nn.ModuleDict({"train_head": nn.ReLU(), "weight": nn.Tanh()})
+    assert names(heads) == ["train_head", "weight"]
+
+
+def test_a_sequential_slice_keeps_its_keys_so_a_fresh_one_will_not_load_it(
+        both):
+    results = []
+    for nn in both:
+        torch.manual_seed(0)
+        seq = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+        fresh = nn.Sequential(nn.Linear(2, 2))
+        part = seq[1:].state_dict()
+        before = fresh[0].weight.clone()
+        loose = fresh.load_state_dict(part, strict=False)
+        strict = error_of(fresh.load_state_dict, part)
+        assert torch.equal(fresh[0].weight, before)  # nothing was loaded
+        cured = fresh.load_state_dict(nn.Sequential(*seq[1:]).state_dict())
+        assert torch.equal(fresh[0].weight, seq[1].weight)
+        results.append((list(part), loose.missing_keys, loose.unexpected_keys,
+                        strict, cured.missing_keys, cured.unexpected_keys))
+    assert results[0] == results[1]
+    assert results[0][:3] == (["1.weight", "1.bias"], ["0.weight", "0.bias"],
+                              ["1.weight", "1.bias"])
+    assert results[0][3].startswith(
+        "RuntimeError: Error(s) in loading state_dict for Sequential:")
+
+
+def test_a_module_list_slice_saves_keys_from_zero(nn):
+    layers = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2)])
+    assert list(layers[1:].state_dict()) == ["0.weight", "0.bias"]
+    assert list(nn.Sequential(*layers)[1:].state_dict()) == [
+        "1.weight", "1.bias"]
+
+
+def test_module_dict_keeps_a_plain_dicts_order_where_parameter_dict_sorts(
+        nn):
+    assert list(nn.ModuleDict({"z": nn.ReLU(), "a": nn.Tanh()})) == ["z", "a"]
+    assert list(nn.ParameterDict({"z": torch.ones(1), "a": torch.ones(1)})
+                ) == ["a", "z"]
+    heads, pdict = nn.ModuleDict(), nn.ParameterDict()
+    heads.update({"y": nn.ReLU(), "b": nn.ReLU()})
+    pdict.update({"y": torch.ones(1), "b": torch.ones(1)})
+    assert list(heads) == ["y", "b"] and list(pdict) == ["b", "y"]
+    pdict.update([("x", torch.ones(1)), ("a", torch.ones(1))])  # pairs: kept
+    pdict.update(nn.ParameterDict(OrderedDict(w=torch.ones(1),
+                                              c=torch.ones(1))))
+    assert list(pdict) == ["b", "y", "x", "a", "w", "c"]
+
+
+# ------------------------------------------------------------ where entries live
+
+
+def test_parameter_list_routes_entries_through_setattr(nn):
+    plist = nn.ParameterList([torch.ones(1), "note", torch.zeros(2)])
+    assert list(plist._parameters) == ["0", "2"]
+    assert vars(plist)["1"] == "note" and plist._size == 3 == len(plist)
+    assert list(plist) == [plist[0], "note", plist[2]]
+
+
+def test_parameter_dict_keeps_keys_in_order_and_values_as_attributes(nn):
+    pdict = nn.ParameterDict(OrderedDict(b=torch.ones(1), a=torch.ones(1)))
+    pdict["tag"] = "x"
+    assert list(pdict._keys) == ["b", "a", "tag"]
+    assert list(pdict._parameters) == ["b", "a"] and vars(pdict)["tag"] == "x"
+    pdict["b"] = torch.zeros(1)  # replacing keeps the position
+    assert list(pdict) == ["b", "a", "tag"] and pdict["b"].item() == 0.0
+    del pdict["b"]
+    assert list(pdict) == ["a", "tag"] and "b" not in pdict._parameters
+    assert error_of(pdict.__getitem__, "b") == (
+        "AttributeError: 'ParameterDict' object has no attribute 'b'")
+
+
+def test_parameter_containers_wrap_plain_tensors_as_trainable(nn):
+    plain = torch.ones(2, dtype=torch.float64)  # requires_grad=False
+    plist, pdict = nn.ParameterList([plain]), nn.ParameterDict({"a": plain})
+    for p in (plist[0], pdict["a"]):
+        assert type(p) is torch.nn.Parameter and p.requires_grad
+        assert p.dtype == torch.float64 and p.data_ptr() == plain.data_ptr()
+    frozen = torch.nn.Parameter(torch.ones(1), requires_grad=False)
+    plist.append(frozen)
+    pdict["f"] = frozen
+    plist[0] = frozen
+    assert plist[1] is frozen and pdict["f"] is frozen and plist[0] is frozen
+    assert not frozen.requires_grad
+
+
+def test_a_parameter_entry_cannot_become_a_plain_value(nn):
+    message = ("TypeError: cannot assign 'str' as parameter '{}' "
+               "(torch.nn.Parameter or None expected)")
+    pdict = nn.ParameterDict({"a": torch.ones(1)})
+    assert error_of(pdict.__setitem__, "a", "x") == message.format("a")
+    plist = nn.ParameterList([torch.ones(1)])
+    assert error_of(plist.__setitem__, 0, "x") == message.format("0")
+
+
+def test_slices_keep_the_subclass(nn):
+    class Stack(nn.Sequential):
+        pass
+
+    class Blocks(nn.ModuleList):
+        pass
+
+    assert type(Stack(nn.ReLU(), nn.Tanh())[1:]) is Stack
+    assert type(Blocks([nn.ReLU(), nn.Tanh()])[1:]) is Blocks
+
+
+# ------------------------------------------------------------ random edits
+
+
+def label_of(made, obj):
+    """Which of the objects made so far `obj` is (by identity)."""
+    return next((i for i, m in enumerate(made) if m is obj), "?")
+
+
+def layout(made, container):
+    return [(k, label_of(made, m)) for k, m in container._modules.items()]
+
+
+def sequence_edit(box, op, i, new, wrap):
+    """Run one edit on a Sequential or ModuleList; returns its result."""
+    if op == "append":
+        return box.append(new())
+    if op == "insert":
+        return box.insert(i, new())
+    if op == "del":
+        del box[i]
+    elif op == "del slice":
+        del box[i::2]
+    elif op == "set":
+        box[i] = new()
+    elif op == "pop":
+        return box.pop(i)
+    elif op == "extend":
+        return box.extend([new(), new()])
+    elif op == "+":
+        return box + wrap(new())
+    elif op == "+=":
+        return box.__iadd__(wrap(new()))
+    elif op == "slice":
+        return box[i:]
+    elif op == "*":
+        return box * 2
+    elif op == "*=":
+        return box.__imul__(2)
+    return None
+
+
+def sequence_script(nn, kind, seed):
+    """A seeded random script of edits on a Sequential or a ModuleList;
+    returns what each step did (the layout after it, or its error)."""
+    import random
+
+    rng, made, log = random.Random(seed), [], []
+
+    def new():
+        made.append(rng.choice([nn.ReLU, nn.Tanh, nn.Sigmoid, nn.Identity])())
+        return made[-1]
+
+    def wrap(*modules):
+        if kind == "Sequential":
+            return nn.Sequential(*modules)
+        return nn.ModuleList(modules)
+
+    ops = ["append", "insert", "del", "del slice", "set", "pop", "extend",
+           "+", "+=", "slice"]
+    if kind == "Sequential":
+        ops += ["*", "*="]
+    box = wrap(new(), new(), new())
+    for _ in range(40):
+        n = len(box)
+        i = rng.randint(-n - 1, n + 1)
+        op = rng.choice(ops) if n <= 6 else "del slice"
+        try:
+            result = sequence_edit(box, op, i, new, wrap)
+        except (AttributeError, IndexError, KeyError, TypeError,
+                ValueError) as e:
+            log.append((op, i, f"{type(e).__name__}: {e}", layout(made, box)))
+            continue
+        if isinstance(result, (nn.Sequential, nn.ModuleList)):
+            extra = (type(result).__name__, layout(made, result),
+                     result is box)
+            if rng.random() < 0.3 and result is not box:
+                box = result  # carry on with the new container
+        else:
+            extra = label_of(made, result)
+        log.append((op, i, extra, layout(made, box)))
+    return log
+
+
+@pytest.mark.parametrize("kind", ["Sequential", "ModuleList"])
+@pytest.mark.parametrize("seed", range(12))
+def test_random_edits_of_a_sequence_container_match_torch(both, kind, seed):
+    theirs, ours = (sequence_script(nn, kind, seed) for nn in both)
+    assert ours == theirs
+
+
+def dict_operation(nn, pdict, op, key, other, new):
+    """Run one dict operation on a ParameterDict; returns its result."""
+    simple = {"pop": pdict.pop, "get": pdict.get, "del": pdict.__delitem__}
+    if op in simple:
+        return simple[op](key)
+    if op == "set":
+        pdict[key] = new()
+    elif op == "setdefault":
+        return pdict.setdefault(key, new())
+    elif op == "popitem":
+        return pdict.popitem()
+    elif op == "update dict":
+        pdict.update(dict(other))
+    elif op == "update pairs":
+        pdict.update(list(other.items()))
+    elif op == "update ordered":
+        pdict.update(other)
+    elif op == "copy":
+        return pdict.copy()
+    elif op == "|":
+        return pdict | nn.ParameterDict(other)
+    elif op == "|=":
+        return pdict.__ior__(nn.ParameterDict(other))
+    elif op == "reversed":
+        return list(reversed(pdict))
+    elif op == "fromkeys":
+        return pdict.fromkeys([key, "z"], new())
+    elif op == "in":
+        return key in pdict, len(pdict)
+    elif op == "clear":
+        pdict.clear()
+    return None
+
+
+def parameter_dict_script(nn, seed):
+    """A seeded random script of dict operations on a ParameterDict."""
+    import random
+
+    rng, made, log = random.Random(seed), [], []
+
+    def new():
+        made.append(torch.full((1,), float(len(made))))
+        return made[-1]
+
+    def state(d):
+        return [(k, type(v).__name__, v.requires_grad, v.item())
+                for k, v in d.items()]
+
+    ops = ["set", "del", "pop", "get", "setdefault", "popitem", "update dict",
+           "update pairs", "update ordered", "copy", "|", "|=", "reversed",
+           "fromkeys", "in", "clear"]
+    pdict = nn.ParameterDict({k: new() for k in "cab"})
+    for _ in range(40):
+        key = rng.choice("abcdef")
+        op = rng.choice(ops)
+        if op == "clear" and rng.random() < 0.7:
+            op = "set"
+        other = OrderedDict((k, new()) for k in rng.sample("abcdef", 2))
+        try:
+            result = dict_operation(nn, pdict, op, key, other, new)
+        except (AttributeError, KeyError) as e:
+            log.append((op, key, f"{type(e).__name__}: {e}", state(pdict)))
+            continue
+        if isinstance(result, nn.ParameterDict):
+            shared = [result[k] is pdict[k] for k in result if k in pdict]
+            extra = (state(result), shared, result is pdict)
+        elif isinstance(result, torch.Tensor):
+            extra = (type(result).__name__, result.item())
+        elif isinstance(result, tuple) and isinstance(result[1],
+                                                      torch.Tensor):
+            extra = (result[0], result[1].item())
+        else:
+            extra = result
+        log.append((op, key, extra, state(pdict),
+                    [n for n, _ in pdict.named_parameters()]))
+    return log
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_dict_operations_on_a_parameter_dict_match_torch(both, seed):
+    theirs, ours = (parameter_dict_script(nn, seed) for nn in both)
+    assert ours == theirs

@@ -10,7 +10,6 @@ import torch
 from torch.nn import Parameter
 
 from mininn.layers import Module, add_to_class
-from mininn.traversal import _addindent  # the repr helper of chapter 2
 
 
 class Sequential(Module):
@@ -25,21 +24,6 @@ class Sequential(Module):
             for idx, module in enumerate(args):
                 self.add_module(str(idx), module)
 
-    def _get_item_by_idx(self, iterator, idx):
-        """The idx-th item of iterator; negative idx counts from the end."""
-        size = len(self)
-        idx = operator.index(idx)
-        if not -size <= idx < size:
-            raise IndexError(f"index {idx} is out of range")
-        idx %= size
-        return next(islice(iterator, idx, None))
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            items = list(self._modules.items())[idx]
-            return self.__class__(OrderedDict(items))
-        return self._get_item_by_idx(self._modules.values(), idx)
-
     def __len__(self):
         return len(self._modules)
 
@@ -51,27 +35,40 @@ class Sequential(Module):
             input = module(input)
         return input
 
+    def _get_item_by_idx(self, iterator, idx):
+        """The idx-th item of iterator; negative idx counts from the end."""
+        size = len(self)
+        idx = operator.index(idx)
+        if not -size <= idx < size:
+            raise IndexError(f"index {idx} is out of range")
+        idx %= size
+        return next(islice(iterator, idx, None))
+
+    def __getitem__(self, idx):
+        """One layer by position; a slice is a Sequential keeping the keys."""
+        if isinstance(idx, slice):
+            items = list(self._modules.items())[idx]
+            return self.__class__(OrderedDict(items))
+        return self._get_item_by_idx(self._modules.values(), idx)
+
     def __setitem__(self, idx, module):
         key = self._get_item_by_idx(self._modules.keys(), idx)
         return setattr(self, key, module)
 
     def __delitem__(self, idx):
+        """Delete by position or slice, then renumber the rest "0", "1", ..."""
         if isinstance(idx, slice):
             for key in list(self._modules.keys())[idx]:
                 delattr(self, key)
         else:
             delattr(self, self._get_item_by_idx(self._modules.keys(), idx))
-        # renumber what is left: "0", "1", ...
+        # append names the next layer str(len(self)): with a gap in the keys,
+        # that name may be taken, and the layer under it would be replaced
         str_indices = [str(i) for i in range(len(self._modules))]
         self._modules = OrderedDict(zip(str_indices, self._modules.values()))
 
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
-
     def append(self, module):
-        """Add `module` at the end; returns self."""
+        """Add `module` at the end, under the key str(len(self)); self."""
         self.add_module(str(len(self)), module)
         return self
 
@@ -84,16 +81,29 @@ class Sequential(Module):
             raise IndexError(f"Index out of range: {index}")
         if index < 0:
             index += n
-        for i in range(n, index, -1):
+        for i in range(n, index, -1):  # from the end: nothing is overwritten
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
         return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
 
     def extend(self, sequential):
         """Append every module of an iterable; returns self."""
         for layer in sequential:
             self.append(layer)
         return self
+
+    def __mul__(self, other):
+        """A new Sequential holding the same modules `other` times over."""
+        _check_factor(self, other)
+        combined = Sequential()
+        for offset, module in enumerate(list(self) * other):
+            combined.add_module(str(offset), module)
+        return combined
 
     def __add__(self, other):
         if not isinstance(other, Sequential):
@@ -111,13 +121,6 @@ class Sequential(Module):
             self.add_module(str(i + offset), module)
         return self
 
-    def __mul__(self, other):
-        _check_factor(self, other)
-        combined = Sequential()
-        for offset, module in enumerate(list(self) * other):
-            combined.add_module(str(offset), module)
-        return combined
-
     def __imul__(self, other):
         _check_factor(self, other)
         # torch's loop: the originals are looked up by the names "0", "1", ...
@@ -129,11 +132,6 @@ class Sequential(Module):
         return self
 
 
-def _not_sequential(other):
-    return ValueError("add operator supports only objects of Sequential "
-                      f"class, but {str(type(other))} is given.")
-
-
 def _check_factor(seq, other):
     if not isinstance(other, int):
         raise TypeError(f"unsupported operand type(s) for *: {type(seq)} "
@@ -141,9 +139,6 @@ def _check_factor(seq, other):
     if other <= 0:
         raise ValueError(
             f"Non-positive multiplication factor {other} for {type(seq)}")
-
-
-Sequential.__rmul__ = Sequential.__mul__
 
 
 class ModuleList(Module):
@@ -164,7 +159,7 @@ class ModuleList(Module):
         return str(idx)
 
     def __getitem__(self, idx):
-        if isinstance(idx, slice):
+        if isinstance(idx, slice):  # a new list: the keys start at "0"
             return self.__class__(list(self._modules.values())[idx])
         return self._modules[self._get_abs_string_index(idx)]
 
@@ -183,6 +178,7 @@ class ModuleList(Module):
                 delattr(self, str(k))
         else:
             delattr(self, self._get_abs_string_index(idx))
+        # renumber, as Sequential does: append takes the key str(len(self))
         str_indices = [str(i) for i in range(len(self._modules))]
         self._modules = OrderedDict(zip(str_indices, self._modules.values()))
 
@@ -198,22 +194,6 @@ class ModuleList(Module):
         for i, module in enumerate(modules):
             self.add_module(str(offset + i), module)
         return self
-
-    def insert(self, index, module):
-        for i in range(len(self._modules), index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
-
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
-
-    def __add__(self, other):
-        combined = ModuleList()
-        for i, module in enumerate(chain(self, other)):
-            combined.add_module(str(i), module)
-        return combined
 
     def __repr__(self):
         """Like Module's repr, but runs of equal children fold into one line."""
@@ -234,8 +214,36 @@ class ModuleList(Module):
             lines.append(_addindent(local_repr, 2))
         return (self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)")
 
+    def insert(self, index, module):
+        # torch's loop: a negative index raises KeyError, as torch's does
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def __add__(self, other):
+        combined = ModuleList()
+        for i, module in enumerate(chain(self, other)):
+            combined.add_module(str(i), module)
+        return combined
+
 
 ModuleList.__iadd__ = ModuleList.extend
+
+
+def _addindent(s_, numSpaces):
+    """torch's container.py copy of chapter 2's _addindent: it indents the
+    blank lines too, so ModuleList's repr differs from Module's there."""
+    s = s_.split("\n")
+    if len(s) == 1:  # a one-line repr needs no indent
+        return s_
+    first = s.pop(0)
+    s = [(numSpaces * " ") + line for line in s]
+    return first + "\n" + "\n".join(s)
 
 
 class ModuleDict(Module):
@@ -323,11 +331,11 @@ def _as_parameter(value):
 
 
 class ParameterList(Module):
-    """A list of Parameters, registered as "0", "1", ..."""
+    """A list of Parameters, stored as attributes named "0", "1", ..."""
 
     def __init__(self, values=None):
         super().__init__()
-        self._size = 0
+        self._size = 0  # not every entry is in _parameters: count them
         if values is not None:
             self += values
 
@@ -348,10 +356,8 @@ class ParameterList(Module):
     def __len__(self):
         return self._size
 
-    def __iter__(self):
-        return iter(self[i] for i in range(len(self)))
-
     def append(self, value):
+        """Add `value` at the end (a plain tensor becomes a Parameter); self."""
         new_idx = len(self)
         self._size += 1
         self[new_idx] = value
@@ -366,6 +372,9 @@ class ParameterList(Module):
             self.append(value)
         return self
 
+    def __iter__(self):
+        return iter(self[i] for i in range(len(self)))
+
     def extra_repr(self):
         return "\n".join(_describe(k, p, typename=False)
                          for k, p in enumerate(self))
@@ -378,11 +387,11 @@ ParameterList.__iadd__ = ParameterList.extend
 
 
 class ParameterDict(Module):
-    """A dict of Parameters, registered under their (string) keys."""
+    """A dict of Parameters, stored as attributes named by their keys."""
 
     def __init__(self, parameters=None):
         super().__init__()
-        self._keys = {}
+        self._keys = {}  # the order; the values are the attributes
         if parameters is not None:
             self.update(parameters)
 
@@ -422,6 +431,37 @@ class ParameterDict(Module):
 
     def values(self):
         return (self[k] for k in self._keys)
+
+    def update(self, parameters):
+        """Add entries from a mapping (a plain dict is sorted) or pairs."""
+        if not isinstance(parameters, container_abcs.Iterable):
+            raise TypeError("ParametersDict.update should be called with an "
+                            "iterable of key/value pairs, but got "
+                            + type(parameters).__name__)
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            for key, parameter in parameters.items():
+                self[key] = parameter
+        elif isinstance(parameters, container_abcs.Mapping):
+            for key, parameter in sorted(parameters.items()):
+                self[key] = parameter
+        else:
+            for j, p in enumerate(parameters):
+                if not isinstance(p, container_abcs.Iterable):
+                    raise TypeError("ParameterDict update sequence element #"
+                                    + str(j) + " should be Iterable; is"
+                                    + type(p).__name__)
+                if not len(p) == 2:
+                    raise ValueError("ParameterDict update sequence element #"
+                                     + str(j) + " has length " + str(len(p))
+                                     + "; 2 is required")
+                self[p[0]] = p[1]
+
+    def extra_repr(self):
+        return "\n".join(_describe(k, p, typename=True)
+                         for k, p in self.items())
+
+    def __call__(self, input):
+        raise RuntimeError("ParameterDict should not be called.")
 
     def get(self, key, default=None):
         return self[key] if key in self else default
@@ -470,33 +510,10 @@ class ParameterDict(Module):
         self.update(other)
         return self
 
-    def update(self, parameters):
-        """Add entries from a mapping (a plain dict is sorted) or pairs."""
-        if not isinstance(parameters, container_abcs.Iterable):
-            raise TypeError("ParametersDict.update should be called with an "
-                            "iterable of key/value pairs, but got "
-                            + type(parameters).__name__)
-        if isinstance(parameters, (OrderedDict, ParameterDict)):
-            for key, parameter in parameters.items():
-                self[key] = parameter
-        elif isinstance(parameters, container_abcs.Mapping):
-            for key, parameter in sorted(parameters.items()):
-                self[key] = parameter
-        else:
-            for j, p in enumerate(parameters):
-                if not isinstance(p, container_abcs.Iterable):
-                    raise TypeError("ParameterDict update sequence element #"
-                                    + str(j) + " should be Iterable; is"
-                                    + type(p).__name__)
-                if not len(p) == 2:
-                    raise ValueError("ParameterDict update sequence element #"
-                                     + str(j) + " has length " + str(len(p))
-                                     + "; 2 is required")
-                self[p[0]] = p[1]
 
-    def extra_repr(self):
-        return "\n".join(_describe(k, p, typename=True)
-                         for k, p in self.items())
+def _not_sequential(other):
+    return ValueError("add operator supports only objects of Sequential "
+                      f"class, but {str(type(other))} is given.")
 
-    def __call__(self, input):
-        raise RuntimeError("ParameterDict should not be called.")
+
+Sequential.__rmul__ = Sequential.__mul__
