@@ -145,3 +145,133 @@ def draw_module_tree(ax, model, numbers=None, x0=0.0, top=-0.3, size=10):
             ax.text(x[n] - 0.12, y[n], numbers[n], size=size - 1,
                     ha="center", va="center", bbox=dot, zorder=3)
     return ax
+
+
+def draw_reference_paths(paths, holders=("optimizer", "tied layer",
+                                         "hook closure"),
+                         slot="_parameters\n['weight']", figsize=(7.84, 3.3),
+                         fontsize=9):
+    """Draw one panel per `(title, held, colour, follows, note)` of `paths`:
+    the box `slot` points at the box `held`; each of `holders` points at it
+    too when `follows`, else at a grey "old object" box below it; `note` is
+    written in italics under the panel. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    plain = dict(boxstyle="round,pad=0.3", fc="white", ec="gray")
+    fig, axes = plt.subplots(1, len(paths), figsize=figsize, squeeze=False)
+    for ax, (title, held, colour, follows, note) in zip(axes[0], paths):
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        ax.set_axis_off()
+        ax.set_title(title, fontsize=fontsize + 1)
+        ax.text(7.3, 9.0, slot, fontsize=fontsize, ha="center", va="center",
+                bbox=plain)
+        ax.text(7.3, 5.6, held, fontsize=fontsize, ha="center", va="center",
+                bbox=dict(boxstyle="round,pad=0.4", fc=colour, ec=colour,
+                          alpha=0.3))
+        ax.annotate("", xy=(7.3, 6.5), xytext=(7.3, 8.2),
+                    arrowprops=dict(arrowstyle="->"))
+        target, arrow = (5.2, 5.6), colour
+        if not follows:  # the holders keep the old object
+            ax.text(7.3, 2.6, "old object,\nold data", fontsize=fontsize,
+                    ha="center", va="center",
+                    bbox=dict(boxstyle="round,pad=0.4", fc="#ddd", ec="gray"))
+            target, arrow = (5.9, 2.6), "gray"
+        for i, name in enumerate(holders):
+            y = 8.2 - 2.3 * i
+            ax.text(1.7, y, name, fontsize=fontsize, ha="center",
+                    va="center", bbox=plain)
+            ax.annotate("", xy=target, xytext=(3.3, y),
+                        arrowprops=dict(arrowstyle="->", color=arrow))
+        ax.text(5, 0.4, note, fontsize=fontsize, ha="center", style="italic")
+    fig.tight_layout()
+    return fig
+
+
+# every place torch 2.13 keeps an fp32_precision setting (backend, op)
+FP32_SETTINGS = [("generic", "all"), ("cuda", "all"), ("cuda", "matmul"),
+                 ("cuda", "conv"), ("cuda", "rnn"), ("mkldnn", "all"),
+                 ("mkldnn", "matmul"), ("mkldnn", "conv"), ("mkldnn", "rnn")]
+
+
+def fp32_precision_state():
+    """What every fp32_precision setting reads now, and what the old API
+    reads (`get_float32_matmul_precision()`, `cudnn.allow_tf32`; None
+    where a mix of the two APIs makes torch refuse to answer)."""
+    state = {key: torch._C._get_fp32_precision_getter(*key)
+             for key in FP32_SETTINGS}
+    legacy = {"legacy matmul": torch.get_float32_matmul_precision,
+              "legacy cudnn": lambda: torch.backends.cudnn.allow_tf32}
+    for name, read in legacy.items():
+        try:
+            state[name] = read()
+        except RuntimeError:
+            state[name] = None
+    return state
+
+
+class fp32_precision_restored:
+    """`with fp32_precision_restored():` puts every TF32 setting back as
+    it read before the block (they are global to the process), then
+    asserts that they read the same again."""
+
+    def __enter__(self):
+        self.saved = fp32_precision_state()
+        return self.saved
+
+    def __exit__(self, *exc):
+        # the old setters write new-API settings too, so they go first
+        if self.saved["legacy matmul"] is not None:
+            torch.set_float32_matmul_precision(self.saved["legacy matmul"])
+        if self.saved["legacy cudnn"] is not None:
+            torch.backends.cudnn.allow_tf32 = self.saved["legacy cudnn"]
+        for key in FP32_SETTINGS:  # parents first: a child keeps its own
+            torch._C._set_fp32_precision_setter(*key, self.saved[key])
+        now = fp32_precision_state()
+        assert now == self.saved, f"not restored: {self.saved} -> {now}"
+        return False
+
+
+def expect_tf32_at_start():
+    """Assert that this process started with the TF32 setting that
+    tools/gpu_check.py announced, before a chapter pins its own; print
+    nothing, check nothing when nothing was announced.
+
+    MININN_EXPECT_TF32="new": TF32 allowed through the fp32_precision API,
+    so cuBLAS's setting reads "tf32". "legacy": allowed through the old
+    flags, `allow_tf32` of cuBLAS and cuDNN, which then read True (reading
+    them is legal until the new API has set something). And with
+    TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, torch starts cuBLAS in TF32, so its
+    setting reads "tf32" too.
+    """
+    import os
+
+    expected = os.environ.get("MININN_EXPECT_TF32")
+    matmul = torch.backends.cuda.matmul
+    if expected == "new":
+        assert matmul.fp32_precision == "tf32", (
+            "MININN_EXPECT_TF32=new, but cuBLAS's fp32_precision reads "
+            f"{matmul.fp32_precision!r}")
+    elif expected == "legacy":
+        try:
+            flags = matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+        except RuntimeError as e:  # torch refuses: the new API set them
+            raise AssertionError("MININN_EXPECT_TF32=legacy, but the old "
+                                 f"flags cannot be read: {e}") from None
+        assert flags == (True, True), (
+            f"MININN_EXPECT_TF32=legacy, but allow_tf32 reads {flags}")
+    elif expected is not None:
+        raise ValueError(f"MININN_EXPECT_TF32={expected!r}: "
+                         "expected 'new' or 'legacy'")
+    if os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE") == "1":
+        assert matmul.fp32_precision == "tf32", (
+            "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, but cuBLAS's fp32_precision "
+            f"reads {matmul.fp32_precision!r} at start")
+
+
+def set_first_weight(layers, value=42.0):
+    """Write `value` into the first element of each layer's `weight`, in
+    place: the work of a worker process in chapter 6 (a function of a
+    module, so that a `spawn`ed process can import it)."""
+    with torch.no_grad():
+        for layer in layers:
+            layer.weight.view(-1)[0] = value

@@ -103,3 +103,104 @@ def test_draw_module_tree_draws_one_box_per_module_in_walk_order():
     assert boxes["1: Sequential"][0] > boxes["root: Sequential"][0]
     assert boxes["0: Linear"][1] > boxes["0: ReLU"][1]
     matplotlib.pyplot.close("all")
+
+
+def test_draw_reference_paths_sends_holders_to_the_old_object_if_they_stay():
+    from helpers import draw_reference_paths
+
+    fig = draw_reference_paths([("kept", "same", "#2a7", True, "note 1"),
+                                ("lost", "new", "#c33", False, "note 2")])
+    kept, lost = fig.axes
+    assert [kept.get_title(), lost.get_title()] == ["kept", "lost"]
+
+    def words(ax):
+        return [t.get_text() for t in ax.texts if t.get_text()]
+
+    old = "old object,\nold data"
+    assert old not in words(kept) and "note 1" in words(kept)
+    assert old in words(lost) and "note 2" in words(lost)
+    arrows = [t.arrow_patch.get_edgecolor() for t in lost.texts
+              if not t.get_text()][1:]  # the first is the slot's arrow
+    assert len(arrows) == 3 and all(a == arrows[0] for a in arrows)
+    assert arrows[0] == matplotlib.colors.to_rgba("gray")
+    matplotlib.pyplot.close("all")
+
+
+def test_fp32_precision_restored_puts_both_tf32_apis_back():
+    from helpers import fp32_precision_restored, fp32_precision_state
+
+    before = fp32_precision_state()
+    with fp32_precision_restored() as saved:
+        assert saved == before
+        torch.backends.fp32_precision = "tf32"
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        assert fp32_precision_state() != before
+    assert fp32_precision_state() == before
+
+
+def test_fp32_precision_restored_fails_when_a_setting_differs(monkeypatch):
+    import helpers
+
+    with pytest.raises(AssertionError, match="not restored"):
+        with helpers.fp32_precision_restored():
+            monkeypatch.setattr(helpers, "FP32_SETTINGS", [])
+
+
+def expectation(monkeypatch, value):
+    from helpers import error_of, expect_tf32_at_start
+
+    monkeypatch.delenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", raising=False)
+    if value is None:
+        monkeypatch.delenv("MININN_EXPECT_TF32", raising=False)
+    else:
+        monkeypatch.setenv("MININN_EXPECT_TF32", value)
+    return error_of(expect_tf32_at_start)
+
+
+def test_expect_tf32_at_start_reads_the_api_gpu_check_announced(monkeypatch):
+    from helpers import fp32_precision_restored
+
+    matmul = torch.backends.cuda.matmul
+    with fp32_precision_restored():
+        matmul.allow_tf32 = False  # a known start: TF32 off, old API
+        assert expectation(monkeypatch, None) is None
+        assert expectation(monkeypatch, "new").startswith("AssertionError")
+        assert expectation(monkeypatch, "legacy") == (
+            "AssertionError: MININN_EXPECT_TF32=legacy, but allow_tf32 reads "
+            "(False, True)")
+        assert expectation(monkeypatch, "yes").startswith("ValueError")
+        matmul.fp32_precision = "tf32"  # TF32 on through the new API
+        assert expectation(monkeypatch, "new") is None
+        assert "the old flags cannot be read" in expectation(monkeypatch,
+                                                             "legacy")
+        matmul.allow_tf32 = True  # TF32 on through the old API
+        assert expectation(monkeypatch, "legacy") is None
+
+
+def test_expect_tf32_at_start_sees_the_cublas_override_at_start():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = ("import torch, helpers\n"
+             "helpers.expect_tf32_at_start()\n"
+             "torch.backends.cuda.matmul.fp32_precision = 'ieee'\n"
+             "print(helpers.error_of(helpers.expect_tf32_at_start))\n")
+    env = {**__import__("os").environ, "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"}
+    env.pop("MININN_EXPECT_TF32", None)
+    out = subprocess.run([sys.executable, "-c", probe], env=env, text=True,
+                         capture_output=True, check=True,
+                         cwd=Path(__file__).parent.parent / "book").stdout
+    assert out.startswith("AssertionError: TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1")
+
+
+def test_set_first_weight_writes_in_place():
+    from helpers import set_first_weight
+
+    layers = [torch.nn.Linear(2, 2), torch.nn.Conv2d(1, 1, 2)]
+    weights = [layer.weight for layer in layers]
+    set_first_weight(layers, 7.0)
+    assert all(layer.weight is w for layer, w in zip(layers, weights))
+    assert [w.detach().view(-1)[0].item() for w in weights] == [7.0, 7.0]
+    assert all(w.requires_grad and w.grad_fn is None for w in weights)
