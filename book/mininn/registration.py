@@ -32,15 +32,17 @@ class Module:
 
     def __init__(self, *args, **kwargs) -> None:
         """Create the empty state every module needs, before anything else."""
-        _check_init_arguments(self, args, kwargs)
+        if self.call_super_init is False and (bool(kwargs) or bool(args)):
+            _refuse_init_arguments(self, args, kwargs)
         # object's plain assignment: nothing here needs routing, and going
         # through our __setattr__ would only slow down every module built
         super().__setattr__("training", True)
         super().__setattr__("_parameters", {})
         super().__setattr__("_buffers", {})
         super().__setattr__("_non_persistent_buffers_set", set())
-        # entries 5 to 16: the hooks of chapters 5 and 7
-        _init_hook_stores(super().__setattr__)
+        for name in _HOOK_STORES:  # entries 5 to 16, for chapters 5 and 7
+            empty = None if name == "_is_full_backward_hook" else OrderedDict()
+            super().__setattr__(name, empty)
         super().__setattr__("_modules", {})
         if self.call_super_init:
             super().__init__(*args, **kwargs)
@@ -169,34 +171,33 @@ class Module:
         return sorted(keys)
 
 
-def _init_hook_stores(set_plain) -> None:
-    """Create the empty hook stores (and one flag) of chapters 5 and 7, in
-    torch's order, with `set_plain`: object's __setattr__ for the module."""
-    set_plain("_backward_pre_hooks", OrderedDict())
-    set_plain("_backward_hooks", OrderedDict())
-    set_plain("_is_full_backward_hook", None)
-    set_plain("_forward_hooks", OrderedDict())
-    set_plain("_forward_hooks_with_kwargs", OrderedDict())
-    set_plain("_forward_hooks_always_called", OrderedDict())
-    set_plain("_forward_pre_hooks", OrderedDict())
-    set_plain("_forward_pre_hooks_with_kwargs", OrderedDict())
-    set_plain("_state_dict_hooks", OrderedDict())
-    set_plain("_state_dict_pre_hooks", OrderedDict())
-    set_plain("_load_state_dict_pre_hooks", OrderedDict())
-    set_plain("_load_state_dict_post_hooks", OrderedDict())
+# Entries 5 to 16 of the state, in torch's order: the hook stores of
+# chapters 5 and 7, and one flag among them (None until chapter 5 sets it)
+_HOOK_STORES = (
+    "_backward_pre_hooks",
+    "_backward_hooks",
+    "_is_full_backward_hook",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_state_dict_hooks",
+    "_state_dict_pre_hooks",
+    "_load_state_dict_pre_hooks",
+    "_load_state_dict_post_hooks",
+)
 
 
-def _check_init_arguments(module, args, kwargs) -> None:
+def _refuse_init_arguments(module, args, kwargs):
     """Raise torch's TypeError, naming the subclass, for arguments that
-    Module.__init__ does not pass on (call_super_init is False)."""
-    if module.call_super_init is False and bool(kwargs):
-        raise TypeError(
-            f"{type(module).__name__}.__init__() got an unexpected "
-            f"keyword argument '{next(iter(kwargs))}'")
-    if module.call_super_init is False and bool(args):
-        raise TypeError(
-            f"{type(module).__name__}.__init__() takes 1 positional "
-            f"argument but {len(args) + 1} were given")
+    Module.__init__ does not pass on (keyword arguments are named first)."""
+    name = type(module).__name__
+    if kwargs:
+        raise TypeError(f"{name}.__init__() got an unexpected keyword "
+                        f"argument '{next(iter(kwargs))}'")
+    raise TypeError(f"{name}.__init__() takes 1 positional argument but "
+                    f"{len(args) + 1} were given")
 
 
 # torch keeps these in torch.nn.modules.module; ours live in this file
