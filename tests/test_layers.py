@@ -52,6 +52,31 @@ def test_forward_is_the_placeholder_on_the_base_class(nn):
     assert nn.Module.forward.__name__ == "_forward_unimplemented"
 
 
+def test_a_lazy_parameter_made_by_a_forward_pre_hook_needs_the_call(nn):
+    # exercise 3 of the chapter: what nn.LazyLinear does, in small
+    class LazyScale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self._handle = self.register_forward_pre_hook(self._initialize)
+
+        def _initialize(self, module, args):
+            self.weight = nn.Parameter(torch.ones(args[0].shape[-1]))
+            self._handle.remove()
+
+        def forward(self, x):
+            return x * self.weight
+
+    x = randn(2, 3)
+    assert error_of(LazyScale().forward, x) == (
+        "AttributeError: 'LazyScale' object has no attribute 'weight'")
+    lazy = LazyScale()
+    assert torch.equal(lazy(x), x)
+    weight = lazy.weight
+    assert [n for n, _ in lazy.named_parameters()] == ["weight"]
+    assert len(lazy._forward_pre_hooks) == 0
+    assert torch.equal(lazy(2 * x), 2 * x) and lazy.weight is weight
+
+
 # ------------------------------------------------------------ Linear
 
 
@@ -75,16 +100,46 @@ def test_linear_repr(nn):
         "Linear(in_features=2, out_features=3, bias=False)")
 
 
-def test_linear_reset_parameters_redraws_like_torch(both):
-    theirs, ours = build_both(both, lambda nn: nn.Linear(4, 4))
-    for lin in (theirs, ours):
+@pytest.mark.parametrize("make", [lambda nn: nn.Linear(4, 3),
+                                  lambda nn: nn.Conv2d(2, 4, (2, 3))],
+                         ids=["linear", "conv2d"])
+def test_reset_parameters_redraws_like_torch(both, make):
+    theirs, ours = build_both(both, make)
+    for layer in (theirs, ours):
         torch.manual_seed(7)
-        lin.reset_parameters()
+        layer.reset_parameters()
     assert same_tensors(ours.named_parameters(), theirs.named_parameters())
 
 
 def test_linear_accepts_dtype(nn):
     assert nn.Linear(2, 2, dtype=torch.float64).weight.dtype == torch.float64
+
+
+WITH_STATE = {
+    "linear": lambda nn, **kw: nn.Linear(3, 2, **kw),
+    "conv2d": lambda nn, **kw: nn.Conv2d(2, 4, 3, **kw),
+    "batchnorm1d": lambda nn, **kw: nn.BatchNorm1d(3, **kw),
+    "batchnorm2d": lambda nn, **kw: nn.BatchNorm2d(3, **kw),
+}
+
+
+@pytest.mark.parametrize("make", WITH_STATE.values(), ids=WITH_STATE)
+def test_factory_kwargs_reach_every_parameter_and_buffer(nn, make):
+    layer = make(nn, device="meta", dtype=torch.float64)
+    tensors = dict(layer.named_parameters()) | dict(layer.named_buffers())
+    assert {t.device.type for t in tensors.values()} == {"meta"}
+    kinds = {name: t.dtype for name, t in tensors.items()}
+    counter = kinds.pop("num_batches_tracked", torch.int64)
+    assert counter == torch.int64  # the batch counter keeps its dtype
+    assert set(kinds.values()) == {torch.float64}
+
+
+@pytest.mark.parametrize("make", WITH_STATE.values(), ids=WITH_STATE)
+def test_parameters_require_grad_and_buffers_do_not(nn, make):
+    layer = make(nn)
+    assert all(type(p) is nn.Parameter and p.requires_grad
+               for p in layer.parameters())
+    assert not any(b.requires_grad for b in layer.buffers())
 
 
 # ------------------------------------------------------------ Conv2d
@@ -161,11 +216,11 @@ def test_conv2d_checks_groups_before_refusing_a_padding_mode(nn):
     lambda nn: nn.Identity(), lambda nn: nn.Flatten(),
     lambda nn: nn.Flatten(0, 2), lambda nn: nn.Flatten(-2),
     lambda nn: nn.MaxPool2d(2), lambda nn: nn.MaxPool2d((2, 3), 1, 1),
-    lambda nn: nn.MaxPool2d(3, 2, ceil_mode=True),
+    lambda nn: nn.MaxPool2d(3, 2, padding=1),
     lambda nn: nn.AdaptiveAvgPool2d((3, 2)),
     lambda nn: nn.AdaptiveAvgPool2d(1),
 ], ids=["relu", "sigmoid", "tanh", "identity", "flatten", "flatten02",
-        "flatten-2", "maxpool", "maxpool-pad", "maxpool-ceil", "adaptive",
+        "flatten-2", "maxpool", "maxpool-pad", "maxpool-3-2-1", "adaptive",
         "adaptive1"])
 def test_parameterless_layer_matches_torch(both, make):
     theirs, ours = build_both(both, make)
@@ -203,12 +258,19 @@ def test_maxpool2d_stride_defaults_to_kernel_size(nn):
                           "dilation=1, ceil_mode=False)")
 
 
-def test_maxpool2d_return_indices(both):
-    theirs, ours = build_both(both, lambda nn: nn.MaxPool2d(
-        2, return_indices=True))
-    x = randn(1, 2, 4, 4)
-    for a, b in zip(ours(x), theirs(x)):
-        assert torch.equal(a, b)
+@pytest.mark.parametrize("option", [{"dilation": 2},
+                                    {"return_indices": True},
+                                    {"ceil_mode": True}])
+def test_maxpool2d_leaves_out_what_the_book_does_not_use(both, option):
+    # a deliberate difference: mininn's MaxPool2d takes kernel_size, stride
+    # and padding only; an option it does not rebuild fails loudly
+    theirs, ours = both
+    assert error_of(theirs.MaxPool2d, 2, **option) is None
+    name = next(iter(option))
+    assert error_of(ours.MaxPool2d, 2, **option) == (
+        "TypeError: MaxPool2d.__init__() got an unexpected keyword argument "
+        f"'{name}'")
+    assert not hasattr(ours.MaxPool2d(2), name)
 
 
 def test_adaptive_avg_pool2d_output_size_and_repr(nn):
@@ -230,6 +292,12 @@ def test_dropout_same_seed_same_mask_in_training(both, p):
 def test_dropout_is_identity_in_eval_mode(nn):
     x = torch.ones(100)
     assert torch.equal(nn.Dropout(0.9).eval()(x), x)
+
+
+def test_dropout_in_eval_mode_returns_its_input_itself(nn):
+    x = randn(4)
+    assert nn.Dropout(0.3).eval()(x) is x
+    assert nn.Dropout(0.3)(x) is not x
 
 
 def test_dropout_inplace_writes_into_the_input(nn):
@@ -336,8 +404,30 @@ def test_batchnorm_repr(nn):
         "track_running_stats=True)")
 
 
+def test_batchnorm_saves_its_parameters_and_all_three_buffers(nn):
+    bn = nn.BatchNorm2d(2)
+    bn(randn(4, 2, 3, 3))
+    state = bn.state_dict()
+    assert list(state) == ["weight", "bias", "running_mean", "running_var",
+                           "num_batches_tracked"]
+    assert state["num_batches_tracked"].dtype == torch.int64
+    assert state["num_batches_tracked"].item() == 1
+
+
 def test_batchnorm_version_is_2(nn):
     assert nn.BatchNorm1d._version == 2 == nn.BatchNorm2d(1)._version
+
+
+def test_batchnorm_reset_parameters_resets_the_running_stats_too(nn):
+    bn = nn.BatchNorm1d(2)
+    bn(randn(4, 2) + 3)
+    with torch.no_grad():
+        bn.weight.fill_(5.0)
+    bn.reset_parameters()
+    assert bn.num_batches_tracked.item() == 0
+    assert bn.running_mean.tolist() == [0.0, 0.0]
+    assert bn.running_var.tolist() == [1.0, 1.0]
+    assert bn.weight.tolist() == [1.0, 1.0]
 
 
 def test_batchnorm_reset_running_stats(nn):
@@ -345,6 +435,7 @@ def test_batchnorm_reset_running_stats(nn):
     bn(randn(4, 2))
     bn.reset_running_stats()
     assert bn.num_batches_tracked.item() == 0
+    assert bn.running_mean.tolist() == [0.0, 0.0]
     assert bn.running_var.tolist() == [1.0, 1.0]
 
 

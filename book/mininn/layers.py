@@ -87,8 +87,7 @@ class Conv2d(Module):
                  padding_mode="zeros", device=None, dtype=None):
         factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()
-        _check_conv_args(in_channels, out_channels, padding, groups,
-                         padding_mode)
+        _check_conv(in_channels, out_channels, padding, groups, padding_mode)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _pair(kernel_size)
@@ -132,8 +131,7 @@ class Conv2d(Module):
         return s.format(**self.__dict__)
 
 
-def _check_conv_args(in_channels, out_channels, padding, groups,
-                     padding_mode):
+def _check_conv(in_channels, out_channels, padding, groups, padding_mode):
     if groups <= 0:
         raise ValueError("groups must be a positive integer")
     if in_channels % groups != 0:
@@ -202,26 +200,21 @@ class Flatten(Module):
 class MaxPool2d(Module):
     """Max over kernel_size windows; stride defaults to kernel_size."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
-                 return_indices=False, ceil_mode=False):
+    def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
 
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride,
-                            self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode,
-                            return_indices=self.return_indices)
+                            self.padding)
 
     def extra_repr(self):
+        # torch's repr, with its dilation and ceil_mode at their defaults
         return ("kernel_size={kernel_size}, stride={stride}, "
-                "padding={padding}, dilation={dilation}, "
-                "ceil_mode={ceil_mode}".format(**self.__dict__))
+                "padding={padding}, dilation=1, ceil_mode=False"
+                .format(**self.__dict__))
 
 
 class AdaptiveAvgPool2d(Module):
