@@ -51,19 +51,22 @@ check):
                 MININN_EXPECT_CUDA=1: a kernel that cannot see the GPU fails
                 instead of quietly running the meta branch (run 1 of 3 of
                 chapter 9)
-  tf32-legacy   the chapters with a GPU path, TF32 allowed at kernel start
-                by the legacy flags; the start-up file leaves a marker per
-                kernel, and chapter 6 asserts MININN_EXPECT_TF32=legacy
-  tf32-new      the same with the new API, torch.backends.fp32_precision
+  tf32-new      the chapters with a GPU path, TF32 allowed at kernel
+                start by the new API (torch.backends.fp32_precision); the
+                start-up file leaves a marker per kernel, and chapter 6
+                asserts MININN_EXPECT_TF32=new
+  tf32-legacy   the same with the legacy allow_tf32 flags, as older code
+                sets them
   tf32-forced   the legacy start-up plus TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1,
-                which no flag can undo (its marker: TF32 already on before
-                the start-up file sets it)
-  tf32-control  chapter 6 told to expect TF32 from the new API in a kernel
-                that started without it (as if the start-up file had been
-                ignored): it must fail, or its TF32 assert proves nothing
+                which some deployment images set (torch 2.13 takes it as
+                cuBLAS's starting setting; its marker: TF32 already on
+                before the start-up file sets it)
   rerun-2/3     chapter 9 twice more, default settings
   determinism   chapter 9's loss hashes: equal across its three runs, and
                 between the mininn and torch.nn twins
+  tf32-control  chapter 6 told to expect TF32 from the new API in a kernel
+                that started without it (as if the start-up file had been
+                ignored): it must fail, or its TF32 assert proves nothing
   cpu-baseline  only where torch is not the pinned version: the same nbval
                 on this machine's CPU, so that failures a torch version
                 causes are not read as GPU failures
@@ -1182,7 +1185,7 @@ def tf32_spec(run, name, mode, forced=False):
     if forced:
         env["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] = "1"
     label = (f"TF32 allowed by the {mode} API" if not forced else
-             "TF32 forced for cuBLAS (override), legacy start-up")
+             "TF32 started by the cuBLAS override, legacy start-up")
     return make_spec(run, name, label, selected(run, device_only=True), env,
                      sentinel=sentinel)
 
@@ -1518,7 +1521,7 @@ STEPS = [
     Step("tf32-new", "TF32 at kernel start, new API", step_tf32_new, True),
     Step("tf32-legacy", "TF32 at kernel start, legacy flags",
          step_tf32_legacy, True),
-    Step("tf32-forced", "TF32 forced by the cuBLAS override",
+    Step("tf32-forced", "TF32 started by the cuBLAS override",
          step_tf32_forced, True),
     Step("rerun-2", "chapter 9, run 2", step_rerun_2, True),
     Step("rerun-3", "chapter 9, run 3", step_rerun_3, True),
@@ -1615,7 +1618,7 @@ def summary_line(run):
         f"nbval: {pass_summary(run, 'nbval')}",
         f"TF32 new: {pass_summary(run, 'tf32-new')}",
         f"TF32 legacy: {pass_summary(run, 'tf32-legacy')}",
-        f"TF32 forced: {pass_summary(run, 'tf32-forced')}",
+        f"TF32 override: {pass_summary(run, 'tf32-forced')}",
         f"chapter 9 hashes: {hashes}",
         f"{time.monotonic() - run.started:.0f} s",
     ]
