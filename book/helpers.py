@@ -147,6 +147,72 @@ def draw_module_tree(ax, model, numbers=None, x0=0.0, top=-0.3, size=10):
     return ax
 
 
+def draw_flows(columns, figsize=(7.84, 4.8), fontsize=9):
+    """Draw each `(title, steps)` of `columns` side by side: `steps` is a
+    list of `(text, colour)`, drawn top to bottom as rounded boxes joined
+    by arrows. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(columns), figsize=figsize, squeeze=False)
+    for ax, (title, steps) in zip(axes[0], columns):
+        ax.set(xlim=(0, 1), ylim=(0, len(steps)))
+        ax.axis("off")
+        ax.set_title(title, fontsize=fontsize + 2)
+        for i, (text, colour) in enumerate(steps):
+            y = len(steps) - i - 0.5
+            ax.text(0.5, y, text, ha="center", va="center", fontsize=fontsize,
+                    bbox=dict(boxstyle="round,pad=0.4", fc=colour,
+                              ec="#555555"))
+            if i:  # an arrow from the box above
+                ax.annotate("", xy=(0.5, y + 0.33), xytext=(0.5, y + 0.67),
+                            arrowprops=dict(arrowstyle="->", color="#555555"))
+    fig.tight_layout()
+    return fig
+
+
+def draw_decision_map(pairs, titles, figsize=(7.84, 5.2), fontsize=9):
+    """Draw one row per `(problem, cure)` of `pairs`: a box for each, the
+    problem on the left, an arrow to its cure on the right; `titles` head
+    the two columns. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=figsize)
+    ax.set(xlim=(0, 1), ylim=(0, len(pairs) + 0.6))
+    ax.axis("off")
+    for x, title in zip([0.22, 0.7], titles):
+        ax.text(x, len(pairs) + 0.25, title, ha="center", va="center",
+                fontsize=fontsize + 2, weight="bold")
+    for i, (problem, cure) in enumerate(pairs):
+        y = len(pairs) - i - 0.5
+        for x, text, colour in [(0.22, problem, "#fce5cd"),
+                                (0.7, cure, "#d9ead3")]:
+            ax.text(x, y, text, ha="center", va="center", fontsize=fontsize,
+                    bbox=dict(boxstyle="round,pad=0.4", fc=colour,
+                              ec="#555555"))
+        ax.annotate("", xy=(0.48, y), xytext=(0.40, y),
+                    arrowprops=dict(arrowstyle="->", color="#555555"))
+    fig.tight_layout()
+    return fig
+
+
+def mapped_file(tensor):
+    """The name of the file whose memory map holds `tensor`'s data, or None
+    when the data is the process's own memory (heap, anonymous). Reads
+    /proc/self/maps, the kernel's list of mappings: Linux only."""
+    import os
+
+    address = tensor.data_ptr()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split(maxsplit=5)
+            low, high = (int(a, 16) for a in fields[0].split("-"))
+            if low <= address < high:
+                where = fields[5].strip() if len(fields) > 5 else ""
+                return (os.path.basename(where) if where.startswith("/")
+                        else None)
+    return None
+
+
 def draw_reference_paths(paths, holders=("optimizer", "tied layer",
                                          "hook closure"),
                          slot="_parameters\n['weight']", figsize=(7.84, 3.3),

@@ -105,6 +105,45 @@ def test_draw_module_tree_draws_one_box_per_module_in_walk_order():
     matplotlib.pyplot.close("all")
 
 
+def test_draw_flows_draws_each_step_in_its_column_top_down():
+    from helpers import draw_flows
+
+    fig = draw_flows([("save", [("a", "#fff"), ("b", "#fff")]),
+                      ("load", [("c", "#fff")])])
+    left, right = fig.axes
+    def words(ax):  # the arrows are empty texts
+        return [t.get_text() for t in ax.texts if t.get_text()]
+
+    assert words(left) == ["a", "b"] and words(right) == ["c"]
+    assert left.get_title() == "save" and right.get_title() == "load"
+    assert left.texts[0].get_position()[1] > left.texts[1].get_position()[1]
+    assert len(left.texts) == 3  # two boxes, one arrow
+    matplotlib.pyplot.close("all")
+
+
+def test_draw_decision_map_puts_each_cure_right_of_its_problem():
+    from helpers import draw_decision_map
+
+    fig = draw_decision_map([("p1", "c1"), ("p2", "c2")], ("if", "then"))
+    texts = {t.get_text(): t.get_position() for t in fig.axes[0].texts
+             if t.get_text()}  # the arrows are empty texts
+    assert list(texts) == ["if", "then", "p1", "c1", "p2", "c2"]
+    assert texts["c1"][0] > texts["p1"][0] and texts["c1"][1] == texts["p1"][1]
+    assert texts["p1"][1] > texts["p2"][1]  # rows go down in order
+    matplotlib.pyplot.close("all")
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/maps"),
+                    reason="/proc/self/maps is Linux's")
+def test_mapped_file_tells_a_mapped_tensor_from_the_heap(tmp_path):
+    from helpers import mapped_file
+
+    path = tmp_path / "t.pt"
+    torch.save(torch.arange(100_000, dtype=torch.float32), path)
+    assert mapped_file(torch.load(path, weights_only=True)) is None
+    assert mapped_file(torch.load(path, mmap=True, weights_only=True)) == "t.pt"
+
+
 def test_draw_reference_paths_sends_holders_to_the_old_object_if_they_stay():
     from helpers import draw_reference_paths
 
