@@ -1,8 +1,13 @@
 """Chapter 8, checkpoints as people use them: files on disk, whole-model
-pickles, devices, big models on meta, wrapper prefixes and exact resumes.
+pickles and pickled hooks, devices, big models on meta, wrapper prefixes
+and exact resumes.
 Each test body runs on torch.nn and on mininn (the `nn` fixture)."""
 import io
+import pickle
+import subprocess
+import sys
 import unittest.mock
+import warnings
 import zipfile
 from collections import OrderedDict
 
@@ -19,6 +24,14 @@ def make_mlp(nn):
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(),
                          nn.Linear(8, 2))
+
+
+@pytest.fixture(autouse=True)
+def torch_defaults(monkeypatch):
+    """Some images set these to change torch.load's default; the tests pin
+    torch's own behaviour, as the chapter's first cells do."""
+    monkeypatch.delenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", raising=False)
+    monkeypatch.delenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", raising=False)
 
 
 def saved(obj):
@@ -80,6 +93,156 @@ def test_plain_tensor_attributes_are_neither_saved_nor_moved(nn):
     net = CivilNet().to("meta")
     assert list(net.state_dict()) == ["fc.weight", "fc.bias"]
     assert net.fc.weight.is_meta and not net.syszux.is_meta
+
+
+def serialization_id(buffer):
+    with zipfile.ZipFile(buffer) as archive:
+        name = next(n for n in archive.namelist()
+                    if n.endswith(".data/serialization_id"))
+        return archive.read(name).decode()
+
+
+def test_serialization_id_is_a_fingerprint_of_the_content(nn, tmp_path):
+    sd = make_mlp(nn).state_dict()
+    first, again = serialization_id(saved(sd)), serialization_id(saved(sd))
+    other = serialization_id(saved({k: v + 1 for k, v in sd.items()}))
+    path, elsewhere = tmp_path / "a.pt", tmp_path / "b.pt"
+    torch.save(sd, path)
+    subprocess.run([sys.executable, "-c", "import sys, torch; "
+                    "torch.save(torch.load(sys.argv[1]), sys.argv[2])",
+                    str(path), str(elsewhere)], check=True)
+    assert first == again == serialization_id(elsewhere) != other
+
+
+def test_a_saved_view_takes_its_whole_storage_along():
+    big = torch.arange(1000, dtype=torch.float32)
+    for tensor, nbytes in [(big[:1], 4000), (big[:1].clone(), 4)]:
+        back = torch.load(saved(tensor), weights_only=True)
+        assert back.shape == (1,) and back.untyped_storage().nbytes() == nbytes
+
+
+class Gift:
+    def __reduce__(self):
+        return (print, ("ran",))
+
+
+@pytest.mark.parametrize("variable, default, explicit_false", [
+    ("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "loads", "loads"),
+    ("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "refused", "refused")])
+def test_the_environment_can_force_the_weights_only_default(
+        monkeypatch, variable, default, explicit_false):
+    monkeypatch.setenv(variable, "1")
+    file = saved({"gift": Gift()})
+
+    def outcome(**kwargs):
+        file.seek(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NO_...: torch says it forced
+            return "refused" if error_of(torch.load, file, **kwargs) else "loads"
+
+    assert (outcome(), outcome(weights_only=False)) == (default,
+                                                        explicit_false)
+
+
+def test_a_numpy_scalar_needs_three_allowlist_entries():
+    np = pytest.importorskip("numpy")
+    file = saved({"best": np.float64(0.5)})
+    listed = torch.serialization.get_unsafe_globals_in_checkpoint(file)
+    assert sorted(listed) == ["numpy._core.multiarray.scalar", "numpy.dtype"]
+    two = [np._core.multiarray.scalar, np.dtype]
+    for allowed, works in [(two, False), (two + [np.dtypes.Float64DType], True)]:
+        file.seek(0)
+        with torch.serialization.safe_globals(allowed):
+            assert (error_of(torch.load, file) is None) == works
+
+
+# -- pickling -------------------------------------------------------------------
+
+def count_loads(module, state_dict, prefix, *args):
+    module.loads = getattr(module, "loads", 0) + 1
+
+
+def keep_weights(module, state_dict, prefix, local_metadata):
+    for key in [k for k in state_dict if not k.endswith("weight")]:
+        del state_dict[key]
+
+
+def picklable(nn):
+    """Classes pickle by name: a tree of library layers, none local."""
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3), nn.Linear(3, 1))
+
+
+def test_a_module_with_load_and_state_dict_hooks_pickles(nn):
+    net = picklable(nn)
+    net.register_load_state_dict_pre_hook(count_loads)
+    net[0].register_state_dict_post_hook(keep_weights)
+    again = pickle.loads(pickle.dumps(net))
+    hook = next(iter(again._load_state_dict_pre_hooks.values()))
+    assert hook.module() is again  # the copy, not the original
+    again.load_state_dict(picklable(nn).state_dict(), strict=False)
+    assert again.loads == 1 and not hasattr(net, "loads")
+    keys = list(again.state_dict())
+    assert "0.bias" not in keys and "2.bias" in keys
+
+
+def test_an_unpickled_hook_holds_its_module_weakly(nn):
+    import gc
+
+    net = picklable(nn)
+    net.register_load_state_dict_pre_hook(count_loads)
+    again = pickle.loads(pickle.dumps(net))
+    hook = next(iter(again._load_state_dict_pre_hooks.values()))
+    assert hook.module() is again
+    del again
+    gc.collect()  # the copy's modules refer to each other: a cycle
+    assert hook.module() is None
+
+
+def test_a_pickled_private_load_pre_hook_without_module_stays_so(nn):
+    net = picklable(nn)
+    net._register_load_state_dict_pre_hook(print)
+    hook = next(iter(pickle.loads(pickle.dumps(net))
+                     ._load_state_dict_pre_hooks.values()))
+    assert hook.with_module is False and hook.hook is print
+
+
+def test_reviving_the_hook_of_a_dead_module_is_refused(nn):
+    net = picklable(nn)
+    net.register_load_state_dict_pre_hook(count_loads)
+    hook = next(iter(net._load_state_dict_pre_hooks.values()))
+    state = hook.__getstate__()
+    state["module"] = None
+    with pytest.raises(RuntimeError, match="^You are trying to revive the "
+                       "hook of a dead Module!$"):
+        type(hook).__new__(type(hook)).__setstate__(state)
+
+
+def test_unpickling_refills_what_an_old_pickle_lacks(nn):
+    old = {"training", "_parameters", "_buffers", "_backward_hooks",
+           "_forward_hooks", "_forward_pre_hooks", "_state_dict_hooks",
+           "_load_state_dict_pre_hooks", "_modules"}
+
+    class OldPickle:  # as torch 1.0 pickled a Linear
+        def __reduce__(self):
+            layer = nn.Linear(2, 3)
+            state = {k: v for k, v in vars(layer).items()
+                     if k in old or not k.startswith("_")}
+            return object.__new__, (type(layer),), state
+
+    revived = pickle.loads(pickle.dumps(OldPickle()))
+    assert set(vars(revived)) >= set(vars(torch.nn.Module()))
+    assert revived._non_persistent_buffers_set == set()
+    assert revived._is_full_backward_hook is None
+    assert revived(torch.ones(1, 2)).shape == (1, 3)
+    assert list(revived.state_dict()) == ["weight", "bias"]
+
+
+def test_unpickling_keeps_what_the_pickle_has(nn):
+    net = picklable(nn)
+    handle = net.register_forward_pre_hook(count_loads)
+    again = pickle.loads(pickle.dumps(net))
+    assert list(again._forward_pre_hooks) == [handle.id]
 
 
 # -- devices ----------------------------------------------------------------------
@@ -281,3 +444,129 @@ def test_resume_is_exact_only_with_scheduler_and_rng_state(nn):
     assert resumed(True, True) == [True, True, True]
     assert resumed(False, True) == [True, True, False]
     assert resumed(True, False)[0] is False
+
+
+def test_a_loaded_model_is_in_training_mode(nn):
+    saved_model = make_mlp(nn).eval()
+    back = make_mlp(nn)
+    back.load_state_dict(saved_model.state_dict())
+    assert back.training and all(m.training for m in back.modules())
+
+
+# -- tied weights and assign ----------------------------------------------------
+
+def make_tied(nn):
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Linear(4, 4, bias=False)
+            self.out = nn.Linear(4, 4, bias=False)
+            self.out.weight = self.embed.weight
+
+    torch.manual_seed(0)
+    return Tied()
+
+
+def load_tied(nn, swap, tmp_path):
+    path = tmp_path / "tied.pt"
+    torch.save(make_tied(nn).state_dict(), path)
+    with torch.device("meta"):
+        model = make_tied(nn)
+    early = torch.optim.SGD(model.parameters(), lr=0.1)
+    sd = torch.load(path, mmap=True, weights_only=True)
+    torch.__future__.set_swap_module_params_on_conversion(swap)
+    try:
+        model.load_state_dict(sd, assign=True)
+    finally:
+        torch.__future__.set_swap_module_params_on_conversion(False)
+    return model, early.param_groups[0]["params"]
+
+
+def test_assign_unties_tied_weights_and_a_cast_splits_them(nn, tmp_path):
+    model, _ = load_tied(nn, False, tmp_path)
+    assert model.out.weight is not model.embed.weight
+    assert len(list(model.parameters())) == 2
+    assert model.out.weight.data_ptr() == model.embed.weight.data_ptr()
+    assert torch.equal(model.out.weight, make_tied(nn).embed.weight)
+    model.double()
+    assert model.out.weight.data_ptr() != model.embed.weight.data_ptr()
+
+
+def test_the_swap_flag_keeps_the_tie_and_an_early_optimizer(nn, tmp_path):
+    model, held = load_tied(nn, True, tmp_path)
+    assert model.out.weight is model.embed.weight
+    assert held == [model.embed.weight] and held[0] is model.embed.weight
+    assert not model.embed.weight.is_meta
+    assert type(model.embed.weight) is torch.nn.Parameter
+    assert torch.equal(model.embed.weight, make_tied(nn).embed.weight)
+
+
+def test_to_empty_then_reset_parameters_draws_the_weights_again(nn):
+    with torch.device("meta"):
+        model = make_scaled(nn)
+    model.to_empty(device="cpu")
+    torch.manual_seed(0)
+    model.fc.reset_parameters()
+    assert torch.equal(model.fc.weight, make_scaled(nn).fc.weight)
+    assert not model.scale.is_meta  # memory, but no value of its own
+
+
+# -- two-level prefixes -----------------------------------------------------------
+
+def test_a_two_level_prefix_leaves_the_same_stale_metadata_as_torch(nn):
+    inner = make_mlp(nn)
+    sd = wrapper(nn, wrapper(nn, inner), nn.ReLU()).state_dict()
+    ours = stripped(mininn.consume_prefix_in_state_dict_if_present, sd,
+                    "module.module.")
+    theirs = stripped(consume_prefix_in_state_dict_if_present, sd,
+                      "module.module.")
+    assert list(ours.items()) == list(theirs.items())
+    assert list(ours._metadata.items()) == list(theirs._metadata.items())
+    assert list(ours._metadata)[:3] == ["", "module", "module.module"]
+
+
+# -- a mixed-precision resume --------------------------------------------------------
+
+def test_a_fresh_grad_scaler_skips_a_step_the_saved_one_would_take(nn):
+    g = torch.Generator().manual_seed(0)
+    data = [(torch.randn(16, 4, generator=g), torch.randn(16, 2, generator=g))
+            for _ in range(5)]
+
+    def fresh():
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        return model, opt, torch.amp.GradScaler("cpu", init_scale=2.0 ** 17)
+
+    def train(model, opt, scaler, batches):
+        losses = []
+        for x, y in batches:
+            opt.zero_grad()
+            with torch.autocast("cpu", torch.float16):
+                loss = F.mse_loss(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            losses.append((loss.detach(), scaler.get_scale()))
+        return losses
+
+    model, opt, scaler = fresh()
+    train(model, opt, scaler, data[:2])
+    file = saved({"model": model.state_dict(), "opt": opt.state_dict(),
+                  "scaler": scaler.state_dict()})
+    straight = train(model, opt, scaler, data[2:])
+
+    def resumed(with_scaler):
+        file.seek(0)
+        state = torch.load(file, weights_only=True)
+        model, opt, scaler = fresh()
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        if with_scaler:
+            scaler.load_state_dict(state["scaler"])
+        return train(model, opt, scaler, data[2:])
+
+    assert all(torch.equal(a[0], b[0]) and a[1] == b[1]
+               for a, b in zip(resumed(True), straight))
+    assert not all(torch.equal(a[0], b[0])
+                   for a, b in zip(resumed(False), straight))

@@ -2,7 +2,6 @@
 torch.nn and on mininn (the `nn` fixture); messages pinned here are
 torch's, checked by the torch.nn run of the same test."""
 import io
-import pickle
 import warnings
 from collections import OrderedDict
 
@@ -711,82 +710,6 @@ def test_keywords_win_over_positional_arguments(nn):
     assert keys[0] == "q.scale"
 
 
-# -- pickling -------------------------------------------------------------------
-
-def count_loads(module, state_dict, prefix, *args):
-    module.loads = getattr(module, "loads", 0) + 1
-
-
-def keep_weights(module, state_dict, prefix, local_metadata):
-    for key in [k for k in state_dict if not k.endswith("weight")]:
-        del state_dict[key]
-
-
-def picklable(nn):
-    """Classes pickle by name: a tree of library layers, none local."""
-    torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3), nn.Linear(3, 1))
-
-
-def test_a_module_with_load_and_state_dict_hooks_pickles(nn):
-    net = picklable(nn)
-    net.register_load_state_dict_pre_hook(count_loads)
-    net[0].register_state_dict_post_hook(keep_weights)
-    again = pickle.loads(pickle.dumps(net))
-    hook = next(iter(again._load_state_dict_pre_hooks.values()))
-    assert hook.module() is again  # the copy, not the original
-    again.load_state_dict(picklable(nn).state_dict(), strict=False)
-    assert again.loads == 1 and not hasattr(net, "loads")
-    keys = list(again.state_dict())
-    assert "0.bias" not in keys and "2.bias" in keys
-
-
-def test_a_pickled_private_load_pre_hook_without_module_stays_so(nn):
-    net = picklable(nn)
-    net._register_load_state_dict_pre_hook(print)
-    hook = next(iter(pickle.loads(pickle.dumps(net))
-                     ._load_state_dict_pre_hooks.values()))
-    assert hook.with_module is False and hook.hook is print
-
-
-def test_reviving_the_hook_of_a_dead_module_is_refused(nn):
-    net = make_net(nn)
-    net.register_load_state_dict_pre_hook(count_loads)
-    hook = next(iter(net._load_state_dict_pre_hooks.values()))
-    state = hook.__getstate__()
-    state["module"] = None
-    with pytest.raises(RuntimeError, match="^You are trying to revive the "
-                       "hook of a dead Module!$"):
-        type(hook).__new__(type(hook)).__setstate__(state)
-
-
-def test_unpickling_refills_what_an_old_pickle_lacks(nn):
-    old = {"training", "_parameters", "_buffers", "_backward_hooks",
-           "_forward_hooks", "_forward_pre_hooks", "_state_dict_hooks",
-           "_load_state_dict_pre_hooks", "_modules"}
-
-    class OldPickle:  # as torch 1.0 pickled a Linear
-        def __reduce__(self):
-            layer = nn.Linear(2, 3)
-            state = {k: v for k, v in vars(layer).items()
-                     if k in old or not k.startswith("_")}
-            return object.__new__, (type(layer),), state
-
-    revived = pickle.loads(pickle.dumps(OldPickle()))
-    assert set(vars(revived)) >= set(vars(torch.nn.Module()))
-    assert revived._non_persistent_buffers_set == set()
-    assert revived._is_full_backward_hook is None
-    assert revived(torch.ones(1, 2)).shape == (1, 3)
-    assert list(revived.state_dict()) == ["weight", "bias"]
-
-
-def test_unpickling_keeps_what_the_pickle_has(nn):
-    net = picklable(nn)
-    handle = net.register_forward_pre_hook(count_loads)
-    again = pickle.loads(pickle.dumps(net))
-    assert list(again._forward_pre_hooks) == [handle.id]
-
-
 # -- what a load does to the tensor objects -------------------------------------
 
 def test_copy_keeps_the_objects_their_memory_and_their_grads(nn):
@@ -865,3 +788,37 @@ def test_all_or_nothing_undoes_a_swapping_load(nn):
         torch.__future__.set_swap_module_params_on_conversion(False)
     assert net.a.weight is weight and weight.dtype == torch.float32
     assert torch.equal(weight, before)
+
+
+def test_all_or_nothing_undoes_a_swapping_load_into_a_meta_model(nn):
+    """The swap moved the meta tensors to the CPU; restoring swaps back."""
+    from mininn import load_all_or_nothing
+
+    with torch.device("meta"):
+        net = make_net(nn)
+    weight, steps = net.a.weight, net.steps
+    sd = fresh(nn).state_dict()
+    sd["b.bias"] = torch.zeros(4)
+    torch.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        message = error_of(load_all_or_nothing, net, sd, assign=True)
+    finally:
+        torch.__future__.set_swap_module_params_on_conversion(False)
+    assert message.startswith("RuntimeError: Error(s) in loading state_dict")
+    assert "size mismatch for b.bias" in message
+    assert net.a.weight is weight and weight.is_meta
+    assert type(weight) is Parameter and weight.requires_grad
+    assert net.steps is steps and steps.is_meta and type(steps) is torch.Tensor
+
+
+def test_load_pre_hooks_are_wrapped_in_chapter_5s_class():
+    """One _WrappedHook in the package: the old backward hooks' own."""
+    import mininn
+    import mininn.hooks
+
+    layer = mininn.Linear(2, 2)
+    layer._register_load_state_dict_pre_hook(print)
+    layer.register_load_state_dict_pre_hook(print)
+    first, second = layer._load_state_dict_pre_hooks.values()
+    assert type(first) is type(second) is mininn.hooks._WrappedHook
+    assert first.with_module is False and second.module() is layer

@@ -95,7 +95,7 @@ METHODS = {
     'Module.__init__': 'registration',
     'Module.__repr__': 'traversal',
     'Module.__setattr__': 'registration',
-    'Module.__setstate__': 'state',
+    'Module.__setstate__': 'checkpoints',
     'Module._apply': 'apply',
     'Module._backward_hooks_for_call': 'hooks',
     'Module._call_always_called_hooks': 'hooks',
@@ -253,9 +253,9 @@ METHODS = {
     '_NormBase.reset_parameters': 'layers',
     '_NormBase.reset_running_stats': 'layers',
     '_WrappedHook.__call__': 'state',
-    '_WrappedHook.__getstate__': 'state',
+    '_WrappedHook.__getstate__': 'checkpoints',
     '_WrappedHook.__init__': 'state',
-    '_WrappedHook.__setstate__': 'state',
+    '_WrappedHook.__setstate__': 'checkpoints',
 }
 
 __all__ = sorted(_WHERE)

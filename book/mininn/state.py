@@ -5,9 +5,9 @@
 #   register_state_dict_pre_hook, register_state_dict_post_hook,
 #   _register_state_dict_hook, _load_from_state_dict,
 #   _register_load_state_dict_pre_hook, register_load_state_dict_pre_hook,
-#   register_load_state_dict_post_hook, load_state_dict, __setstate__
+#   register_load_state_dict_post_hook, load_state_dict
 # Adds to _WrappedHook (from hooks.py):
-#   __init__, __call__, __getstate__, __setstate__
+#   __init__, __call__
 # Adds to _NormBase (from layers.py):
 #   _load_from_state_dict
 
@@ -22,8 +22,8 @@ from collections.abc import Mapping
 import torch
 from torch.nn import Parameter
 
-from mininn.apply import Module, add_to_class  # noqa: F401
-from mininn.hooks import RemovableHandle
+from mininn.apply import Module, add_to_class
+from mininn.hooks import RemovableHandle, _WrappedHook
 from mininn.layers import _NormBase
 
 
@@ -52,9 +52,10 @@ def set_extra_state(self, state):
         "pytorch/issues/new?template=bug-report.yml to report this bug.")
 
 
-def _has_extra_state(module, method="get_extra_state"):
-    """True when the module's class overrides `method` (get_ or set_)."""
-    return getattr(type(module), method) is not getattr(Module, method)
+def _has_extra_state(module, method="get_extra_state", base=Module):
+    """True when the module's class overrides `method` (get_ or set_) of
+    `base`: our Module, or torch's for a torch.nn model."""
+    return getattr(type(module), method) is not getattr(base, method)
 
 
 @add_to_class(Module)
@@ -303,42 +304,26 @@ def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
             _unexpected_keys(self, state_dict, prefix, local_state))
 
 
-class _WrappedHook:
-    """A load pre-hook; with a module, it is called with the module first.
-    The module is held weakly so a hook does not keep it alive."""
+@add_to_class(_WrappedHook)
+def __init__(self, hook, module=None):
+    """Wrap `hook`; with a module, hold it weakly and pass it first."""
+    self.hook = hook
+    functools.update_wrapper(self, hook)  # its name, as the hook's
+    self.with_module = module is not None
+    if self.with_module:
+        self.module = weakref.ref(module)
 
-    def __init__(self, hook, module=None):
-        self.hook = hook
-        functools.update_wrapper(self, hook)  # its name, as the hook's
-        self.with_module = module is not None
-        if self.with_module:
-            self.module = weakref.ref(module)
 
-    def __call__(self, *args, **kwargs):
-        if not self.with_module:
-            return self.hook(*args, **kwargs)
-        module = self.module()
-        if module is None:
-            raise RuntimeError(
-                "You are trying to call the hook of a dead Module!")
-        return self.hook(module, *args, **kwargs)
-
-    def __getstate__(self):
-        """Pickle the module itself: a weak reference cannot be pickled."""
-        state = {"hook": self.hook, "with_module": self.with_module}
-        if self.with_module:
-            state["module"] = self.module()
-        return state
-
-    def __setstate__(self, state):
-        """Point a new weak reference at the unpickled module."""
-        self.hook = state["hook"]
-        self.with_module = state["with_module"]
-        if self.with_module:
-            if state["module"] is None:
-                raise RuntimeError(
-                    "You are trying to revive the hook of a dead Module!")
-            self.module = weakref.ref(state["module"])
+@add_to_class(_WrappedHook)
+def __call__(self, *args, **kwargs):
+    """hook(module, *args), or hook(*args) when wrapped without a module."""
+    if not self.with_module:
+        return self.hook(*args, **kwargs)
+    module = self.module()
+    if module is None:
+        raise RuntimeError(
+            "You are trying to call the hook of a dead Module!")
+    return self.hook(module, *args, **kwargs)
 
 
 @add_to_class(Module)
@@ -453,7 +438,7 @@ def _snapshot(module):
         values = {k: v.detach().clone() for k, v in itertools.chain(
             m._parameters.items(), m._buffers.items()) if v is not None}
         extra = None
-        if getattr(type(m), "set_extra_state") is not base.set_extra_state:
+        if _has_extra_state(m, "set_extra_state", base):
             extra = copy.deepcopy(m.get_extra_state())
         saved.append((m, dict(m._parameters), dict(m._buffers), values,
                       extra))
@@ -472,8 +457,10 @@ def _restore(saved):
             slot = (params | buffers)[name]
             if slot.dtype == value.dtype and slot.device == value.device:
                 slot.copy_(value)
-            else:  # a swapping load changed the object's dtype or device
-                slot.data = value
+                continue
+            if isinstance(slot, Parameter):  # a swap exchanges classes too
+                value = Parameter(value, requires_grad=slot.requires_grad)
+            torch.utils.swap_tensors(slot, value)  # dtype or device changed
         if extra is not None:
             m.set_extra_state(extra)
 
@@ -488,28 +475,3 @@ def load_all_or_nothing(module, state_dict, strict=True, assign=False):
     except BaseException:
         _restore(saved)
         raise
-
-
-# What a module pickled by an older torch may lack, and what a new module
-# starts with instead: the attributes torch's __setstate__ refills.
-_ADDED_SINCE = {
-    "_forward_pre_hooks": OrderedDict, "_state_dict_hooks": OrderedDict,
-    "_forward_pre_hooks_with_kwargs": OrderedDict,
-    "_forward_hooks_with_kwargs": OrderedDict,
-    "_forward_hooks_always_called": OrderedDict,
-    "_state_dict_pre_hooks": OrderedDict,
-    "_load_state_dict_pre_hooks": OrderedDict,
-    "_load_state_dict_post_hooks": OrderedDict,
-    "_non_persistent_buffers_set": set,
-    "_is_full_backward_hook": lambda: None,
-    "_backward_pre_hooks": OrderedDict,
-}
-
-
-@add_to_class(Module)
-def __setstate__(self, state):
-    """Unpickle: take the pickled attributes, refill any it lacks."""
-    self.__dict__.update(state)
-    for name, new in _ADDED_SINCE.items():
-        if name not in self.__dict__:
-            setattr(self, name, new())
