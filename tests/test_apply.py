@@ -9,9 +9,14 @@ import torch
 from torch.nn import Buffer, Parameter
 
 
-def make_net(nn):
-    """Two children with float and integer parameters and buffers, None
-    slots, and a parameter of the root: everything _apply has to visit."""
+CL, CL3 = torch.channels_last, torch.channels_last_3d
+
+
+def make_net(nn, layout=torch.contiguous_format):
+    """Two children with float and integer parameters and buffers, a frozen
+    parameter, 4-D tensors stored in `layout`, a transposed (non-contiguous)
+    2-D parameter, None slots, and a parameter of the root: everything
+    _apply has to visit."""
 
     class Leaf(nn.Module):
         def __init__(self):
@@ -19,9 +24,17 @@ def make_net(nn):
             self.weight = Parameter(torch.randn(3, 2))
             self.bias = Parameter(torch.randn(3))
             self.index = Parameter(torch.arange(3), requires_grad=False)
+            self.frozen = Parameter(torch.randn(3), requires_grad=False)
+            self.kernel = Parameter(
+                torch.randn(4, 3, 2, 2).contiguous(memory_format=layout))
+            self.tall = Parameter(torch.randn(2, 3).t())
             self.register_parameter("unused", None)
             self.running = Buffer(torch.rand(3))
             self.count = Buffer(torch.tensor(0))
+            self.image = Buffer(
+                torch.rand(1, 3, 2, 2).contiguous(memory_format=layout))
+            self.mask = Buffer(torch.arange(12).reshape(1, 3, 2, 2)
+                               .contiguous(memory_format=layout))
             self.register_buffer("nothing", None)
 
     class Net(nn.Module):
@@ -53,11 +66,20 @@ def tensors(net):
     return out + list(net.named_buffers())
 
 
+def layout(t):
+    """What a conversion may change about `t` besides dtype and device: its
+    class, requires_grad, strides, and the memory formats it is in."""
+    fmt = {4: CL, 5: CL3}.get(t.dim())
+    return (type(t).__name__, t.requires_grad, t.stride(), t.is_contiguous(),
+            fmt is not None and t.is_contiguous(memory_format=fmt))
+
+
 def snapshot(net, convert):
-    """(name, same object as before?, dtype, device) after `convert`."""
+    """(name, same object as before?, dtype, device, *layout) of every
+    parameter, grad and buffer after `convert`."""
     before = dict(tensors(net))
     assert convert(net) is net
-    return [(name, t is before[name], t.dtype, t.device.type)
+    return [(name, t is before[name], t.dtype, t.device.type, *layout(t))
             for name, t in tensors(net)]
 
 
@@ -81,6 +103,13 @@ CONVERSIONS = {
     "to_empty_meta": lambda m: m.to_empty(device="meta"),
     "to_empty_cpu": lambda m: m.to_empty(device="cpu"),
     "share_memory": lambda m: m.share_memory(),
+    "to_channels_last": lambda m: m.to(memory_format=CL),
+    "to_contiguous_format":
+        lambda m: m.to(memory_format=torch.contiguous_format),
+    "to_preserve_format": lambda m: m.to(memory_format=torch.preserve_format),
+    "to_double_channels_last": lambda m: m.to(torch.double, memory_format=CL),
+    "to_meta_channels_last": lambda m: m.to("meta", memory_format=CL),
+    "to_meta_then_empty": lambda m: m.to("meta").to_empty(device="cpu"),
 }
 # torch warns on every complex cast; the warning has its own test
 quiet = pytest.mark.filterwarnings("ignore:Complex modules")
@@ -215,7 +244,8 @@ def test_apply_converts_a_shared_child_once(nn):
     root.first, root.second = child, child
     calls = []
     root._apply(lambda t: calls.append(t) or t)
-    assert len(calls) == 5  # weight, bias, index, running, count
+    # weight, bias, index, frozen, kernel, tall; running, count, image, mask
+    assert len(calls) == 10
 
 
 def test_apply_recurse_false_leaves_children_alone(nn):
@@ -559,3 +589,201 @@ def test_autocast_computes_in_low_precision_and_keeps_float32_weights(nn):
         out = layer(torch.randn(4, 3))
     assert out.dtype == torch.bfloat16
     assert layer.weight.dtype == torch.float32
+
+
+# Memory formats: `to(memory_format=...)` reaches 4-D and 5-D tensors only;
+# every other conversion keeps each tensor's layout (preserve_format), for
+# parameters, their grads and buffers alike, on every path of _apply.
+
+@quiet
+@pytest.mark.parametrize("label", CONVERSIONS)
+def test_conversion_of_a_channels_last_net_matches_torch(both, label):
+    real, mini = both
+    convert = CONVERSIONS[label]
+    assert (snapshot(with_grads(make_net(mini, CL)), convert)
+            == snapshot(with_grads(make_net(real, CL)), convert))
+
+
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("overwrite", [False, True])
+@pytest.mark.parametrize("label", ["double", "to_channels_last", "to_meta",
+                                   "to_meta_then_empty",
+                                   "to_contiguous_format"])
+def test_flags_keep_torchs_layouts(both, flags, swap, overwrite, label):
+    flags(overwrite=overwrite, swap=swap)
+    real, mini = both
+    convert = CONVERSIONS[label]
+    assert (snapshot(with_grads(make_net(mini, CL)), convert)
+            == snapshot(with_grads(make_net(real, CL)), convert))
+
+
+def is_channels_last(t):
+    return (t.is_contiguous(memory_format=CL)
+            and not t.is_contiguous())
+
+
+def test_channels_last_reaches_4d_params_grads_and_buffers_only(nn):
+    net = with_grads(make_net(nn))
+    flat = {name: t.stride() for name, t in tensors(net) if t.dim() < 4}
+    net.to(memory_format=CL)
+    leaf = net.a
+    for t in (leaf.kernel, leaf.kernel.grad, leaf.image, leaf.mask):
+        assert is_channels_last(t)
+    assert leaf.kernel.stride() == (12, 1, 6, 3)
+    assert leaf.mask.dtype == torch.int64  # the layout changes, not dtype
+    assert {name: t.stride() for name, t in tensors(net)
+            if t.dim() < 4} == flat
+    assert not leaf.tall.is_contiguous()  # a 2-D tensor is left as it is
+
+
+@pytest.mark.parametrize("cast", ["double", "half", "bfloat16", "float",
+                                  "to_dtype", "to_device_dtype",
+                                  "type_dtype", "cpu", "share_memory",
+                                  "to_meta", "to_empty_cpu",
+                                  "to_meta_then_empty", "to_preserve_format"])
+def test_every_other_conversion_keeps_channels_last(nn, cast):
+    net = CONVERSIONS[cast](with_grads(make_net(nn, CL)))
+    leaf = net.a
+    for t in (leaf.kernel, leaf.kernel.grad, leaf.image, leaf.mask):
+        assert is_channels_last(t)
+    assert leaf.tall.stride() == (1, 3)
+
+
+def test_contiguous_format_undoes_channels_last_on_4d_tensors_only(nn):
+    net = with_grads(make_net(nn, CL))
+    leaf = net.to(memory_format=torch.contiguous_format).a
+    for t in (leaf.kernel, leaf.kernel.grad, leaf.image, leaf.mask):
+        assert t.is_contiguous() and not t.is_contiguous(memory_format=CL)
+    assert leaf.tall.stride() == (1, 3)  # still the transposed layout
+
+
+def volume_net(nn, layout=torch.contiguous_format):
+    """A 5-D weight (Conv3d-like) with its grad, a 5-D buffer, a 2-D
+    weight: what channels_last_3d is for."""
+    torch.manual_seed(0)
+    net = nn.Module()
+    net.kernel = Parameter(
+        torch.randn(4, 3, 2, 2, 2).contiguous(memory_format=layout))
+    net.weight = Parameter(torch.randn(3, 2))
+    net.volume = Buffer(
+        torch.rand(1, 3, 2, 2, 2).contiguous(memory_format=layout))
+    return with_grads(net)
+
+
+def test_channels_last_3d_reaches_5d_tensors(nn):
+    net = volume_net(nn).to(memory_format=CL3)
+    for t in (net.kernel, net.kernel.grad, net.volume):
+        assert t.is_contiguous(memory_format=CL3) and not t.is_contiguous()
+    assert net.kernel.stride() == (24, 1, 12, 6, 3)
+    assert net.weight.stride() == (2, 1)
+
+
+@pytest.mark.parametrize("label", ["to_channels_last_3d", "double", "half",
+                                   "to_meta", "to_meta_then_empty",
+                                   "to_contiguous_format"])
+def test_5d_layouts_match_torch(both, label):
+    convert = {**CONVERSIONS,
+               "to_channels_last_3d": lambda m: m.to(memory_format=CL3)}[label]
+    real, mini = both
+    assert (snapshot(volume_net(mini, CL3), convert)
+            == snapshot(volume_net(real, CL3), convert))
+    assert (snapshot(volume_net(mini), convert)
+            == snapshot(volume_net(real), convert))
+
+
+def test_channels_last_on_a_5d_tensor_raises_torchs_error(both):
+    errors = []
+    for lib in both:
+        with pytest.raises(RuntimeError) as e:
+            volume_net(lib).to(memory_format=CL)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] == (
+        "required rank 4 tensor to use channels_last format")
+
+
+def test_memory_format_leaves_3d_and_6d_tensors_alone(nn):
+    net = nn.Module()
+    net.seq = Parameter(torch.randn(2, 3, 4).transpose(0, 2))
+    net.big = Parameter(torch.randn(1, 2, 1, 2, 1, 2))
+    strides = [net.seq.stride(), net.big.stride()]
+    for fmt in (CL, CL3, torch.contiguous_format):
+        net.to(memory_format=fmt)
+        assert [net.seq.stride(), net.big.stride()] == strides
+
+
+# torch's asserts on the new-Parameter path of _apply, in torch's words
+
+def test_a_non_leaf_grad_cannot_be_replaced(both):
+    errors = []
+    for lib in both:
+        layer = lib.Linear(2, 2)
+        layer.weight.grad = torch.ones(2, 2, requires_grad=True) * 2
+        with pytest.raises(AssertionError) as e:
+            layer.to("meta")
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] == "param_grad must be a leaf tensor"
+
+
+def test_a_non_leaf_grad_is_still_cast_through_data(nn):
+    layer = nn.Linear(2, 2)
+    grad = layer.weight.grad = torch.ones(2, 2, requires_grad=True) * 2
+    layer.double()
+    assert layer.weight.grad is grad and grad.dtype == torch.float64
+    assert not grad.is_leaf and grad.requires_grad
+
+
+def test_a_grad_after_create_graph_stops_a_meta_move(nn):
+    layer = nn.Linear(2, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns of a reference cycle
+        layer(torch.ones(3, 2)).pow(2).sum().backward(create_graph=True)
+    with pytest.raises(AssertionError, match="^param_grad must be a leaf"):
+        layer.to("meta")
+
+
+def test_a_plain_tensor_written_into_parameters_cannot_be_replaced(both):
+    errors = []
+    for lib in both:
+        layer = lib.Linear(2, 2)
+        layer._parameters["bias"] = torch.zeros(2)  # bypasses registration
+        layer.double()  # the .data path never asks
+        with pytest.raises(AssertionError) as e:
+            layer.to("meta")
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] == "param must be a Parameter"
+
+
+def test_an_fn_that_moves_parameters_but_not_grads_raises(both):
+    def to_meta_params_only(t):
+        return t.to("meta") if isinstance(t, Parameter) else t
+
+    errors = []
+    for lib in both:
+        layer = with_grads(lib.Linear(2, 2))
+        with pytest.raises(AssertionError) as e:
+            layer._apply(to_meta_params_only)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] == "out_param.grad must not be None"
+
+
+def test_mininn_leaves_out_xpu_ipu_and_mtia():
+    """A deliberate difference (chapter 6): torch's xpu(), ipu() and mtia()
+    are cuda() with another device name; mininn has none of them."""
+    import mininn
+
+    for name in ("xpu", "ipu", "mtia"):
+        assert hasattr(torch.nn.Module, name)
+        assert not hasattr(mininn.Module, name)
+        assert not hasattr(mininn.Linear(2, 2), name)
+
+
+def test_a_replaced_grad_keeps_its_requires_grad(both):
+    def facts(lib):
+        layer = lib.Linear(2, 2)
+        layer.weight.grad = torch.zeros(2, 2, requires_grad=True)  # a leaf
+        layer.to("meta")
+        grad = layer.weight.grad
+        return grad.device.type, grad.requires_grad, grad.is_leaf
+
+    real, mini = both
+    assert facts(mini) == facts(real) == ("meta", True, True)

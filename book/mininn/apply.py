@@ -35,8 +35,7 @@ def half(self) -> Module:
 @add_to_class(Module)
 def bfloat16(self) -> Module:
     """Cast floating-point parameters and buffers to bfloat16; return self."""
-    return self._apply(
-        lambda t: t.bfloat16() if t.is_floating_point() else t)
+    return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
 
 del float  # a method of Module now; give this file the built-in back
@@ -63,6 +62,14 @@ def type(self, dst_type) -> Module:
 del type  # as with float: keep the built-in `type` usable in this file
 
 
+_COMPLEX_WARNING = (
+    "Complex modules are a new feature under active development whose "
+    "design may change, and some modules might not work as expected when "
+    "using complex tensors as parameters or buffers. Please file an issue "
+    "at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml"
+    " if a complex module does not work as expected.")
+
+
 def _to_one(t, device, dtype, non_blocking, memory_format):
     """`t.to(...)` as Module.to wants it: only floats and complex are cast."""
     if not (t.is_floating_point() or t.is_complex()):
@@ -79,14 +86,6 @@ def _to_one(t, device, dtype, non_blocking, memory_format):
                 "torch.nn.Module.to() when moving module from meta to a "
                 "different device.") from None
         raise
-
-
-_COMPLEX_WARNING = (
-    "Complex modules are a new feature under active development whose "
-    "design may change, and some modules might not work as expected when "
-    "using complex tensors as parameters or buffers. Please file an issue "
-    "at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml"
-    " if a complex module does not work as expected.")
 
 
 @add_to_class(Module)
@@ -119,7 +118,9 @@ def _should_use_set_data(tensor, applied):
     """True when `tensor.data = applied` may keep the object."""
     if (torch._has_compatible_shallow_copy_type(tensor, applied)
             and not isinstance(applied, FakeTensor)):
-        # the opt-in future behaviour: a new Parameter every time
+        # replacing the object is the planned future behaviour, but it
+        # would break code that holds references, so `.data =` stays the
+        # default and a flag opts in to the future now
         return not torch.__future__.get_overwrite_module_params_on_conversion()
     return False
 
@@ -138,6 +139,8 @@ def _swap_param(module, key, param, applied):
     grad = param.grad
     try:
         if grad is not None:
+            # torch: reading param.grad makes the tensor's use count 2,
+            # which would prevent the swap; unhook the grad to lower it
             param.grad = None
         applied = Parameter(applied, requires_grad=param.requires_grad)
         torch.utils.swap_tensors(param, applied)
@@ -161,8 +164,12 @@ def _apply_to_grad(module, key, param, grad, fn, swapped):
                                f"{module._get_name()}.{key}.grad") from e
         param.grad = grad
     elif _should_use_set_data(grad, applied):
+        if param.grad is None:  # param is a new Parameter, without a grad
+            raise AssertionError("out_param.grad must not be None")
         param.grad.data = applied
     else:
+        if not grad.is_leaf:
+            raise AssertionError("param_grad must be a leaf tensor")
         param.grad = applied.requires_grad_(grad.requires_grad)
 
 
@@ -177,6 +184,10 @@ def _apply_to_param(module, key, param, fn):
     elif _should_use_set_data(param, applied):
         param.data = applied
     else:
+        if not isinstance(param, Parameter):
+            raise AssertionError("param must be a Parameter")
+        if not param.is_leaf:
+            raise AssertionError("param must be a leaf tensor")
         param = Parameter(applied, param.requires_grad)
         module._parameters[key] = param
     if grad is not None:
