@@ -104,6 +104,31 @@ def test_init_rejects_keyword_arguments_under_the_subclass_name(nn):
            "'size'", Net)
 
 
+def test_init_reports_keyword_arguments_before_positional_ones(nn):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__(3, size=3)
+
+    raises(TypeError, "Net.__init__() got an unexpected keyword argument "
+           "'size'", Net)
+
+
+def test_call_super_init_hands_the_arguments_to_the_next_base(nn):
+    class Sized:  # a mixin whose __init__ needs an argument
+        def __init__(self, size):
+            self.size = size
+
+    class Net(nn.Module, Sized):
+        call_super_init = True
+
+        def __init__(self):
+            super().__init__(size=3)
+
+    net = Net()
+    assert net.size == 3
+    assert list(vars(net)) == [k for k, _ in INIT_STATE] + ["size"]
+
+
 # --- __setattr__ routing ------------------------------------------------
 
 def test_assigning_a_parameter_registers_it(nn):
@@ -621,7 +646,7 @@ def test_getattr_finds_parameters_buffers_and_modules(nn):
     m.register_buffer("b", b)
     m.c = c
     assert m.w is w and m.b is b and m.c is c
-    assert getattr(m, "w") is w and hasattr(m, "b") and hasattr(m, "c")
+    assert m.w is w and hasattr(m, "b") and hasattr(m, "c")
 
 
 def test_getattr_reports_a_missing_name_with_the_class_name(nn):
@@ -640,7 +665,7 @@ def test_getattr_default_works_for_a_missing_name(nn):
 def test_getattr_before_init_raises_attribute_error(nn):
     class Net(nn.Module):
         def __init__(self):
-            self.w
+            self.w  # noqa: B018 (reading it is the test)
 
     raises(AttributeError, "'Net' object has no attribute 'w'", Net)
 
@@ -878,7 +903,7 @@ def test_a_registration_hook_that_returns_a_value_replaces_it(
         m = _register(nn, how, value(nn))
     store = {"parameter": m._parameters, "buffer": m._buffers,
              "module": m._modules}[kind]
-    assert store["x"] is new and getattr(m, "x") is new
+    assert store["x"] is new and m.x is new
 
 
 @pytest.mark.parametrize("kind, how, value, replacement", REPLACED,
@@ -888,7 +913,7 @@ def test_a_registration_hook_that_returns_none_keeps_the_value(
     v = value(nn)
     with registration_hooks(nn, **{kind: lambda m, name, value: None}):
         m = _register(nn, how, v)
-    assert getattr(m, "x") is v
+    assert m.x is v
 
 
 def test_registration_hooks_run_in_order_and_each_sees_the_last_result(nn):
@@ -1126,7 +1151,7 @@ def _replay(nn, steps):
             else:
                 getattr(m, op)(name, value)
             outcome = "ok"
-        except Exception as e:  # noqa: BLE001 - the error is the result
+        except Exception as e:  # any error: it is the result
             outcome = f"{type(e).__name__}: {e}"
         # the only text allowed to differ: the class path of a Module value
         outcome = outcome.replace(torch.typename(nn.Module()), "Module")
