@@ -24,7 +24,7 @@ import torch
 import torch.nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "book"))
-import mininn  # noqa: E402  (needs book/ on the path first)
+import mininn
 
 BACKENDS = {"torch.nn": torch.nn, "mininn": mininn}
 

@@ -3,12 +3,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import builtins  # noqa: E402
+import builtins
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import pytest
+import torch
 
-from helpers import (  # noqa: E402
+from helpers import (
     compare_errors, copy_weights, draw_module_tree, error_of, inch_axes,
     rounded, same_tensors, table,
 )
