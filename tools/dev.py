@@ -2,6 +2,9 @@
 the first run creates .venv/ and installs requirements.txt into it.
 
     python3 tools/dev.py book        build the website -> _build/html/index.html
+                                     (and its Chinese edition -> _build/html/zh/)
+    python3 tools/dev.py i18n        after changing English prose: extract it,
+                                     merge it into locale/zh_CN/ (tools/i18n.py)
     python3 tools/dev.py test        run the whole test suite (pytest args ok)
     python3 tools/dev.py lab         open the chapters in JupyterLab
     python3 tools/dev.py export      notebooks -> book/mininn/
@@ -72,7 +75,11 @@ def notebooks(names):
 
 
 HELP = {
-    "book": "Build the website into _build/html (jupyter-book, -W -n).",
+    "book": "Build the website into _build/html (jupyter-book, -W -n), "
+            "then its\nChinese edition into _build/html/zh (tools/i18n.py).",
+    "i18n": "Extract the English strings and merge them into "
+            "locale/zh_CN/LC_MESSAGES/\n(new ones empty, changed ones fuzzy); "
+            "print what is left to translate.",
     "test": "Run the whole suite: nbval, tests/, site and browser checks.\n"
             "Arguments go to pytest, e.g. `test -m \"not site\"`, "
             "`test book/02_traversal.ipynb`, `test -n 0`.",
@@ -129,9 +136,14 @@ def main(argv):
         browser()  # the build prints the PDF with chromium when it is there
         code = run(BIN / "jupyter-book", "build", "-W", "-n", "--keep-going",
                    ".", *rest)
+        if code == 0:  # the Chinese edition, beside it (issue 20)
+            code = run(python, "tools/i18n.py", "build")
         if code == 0:
-            print("\nOpen _build/html/index.html in your browser.")
+            print("\nOpen _build/html/index.html in your browser "
+                  "(中文版: _build/html/zh/index.html).")
         return code
+    if command == "i18n":
+        return run(python, "tools/i18n.py", "update", *rest)
     if command == "lab":
         root = hasattr(os, "geteuid") and os.geteuid() == 0
         # the site's _ext/ and _static/ are not chapters: keep them out of
@@ -159,7 +171,7 @@ def main(argv):
 
 
 COMMANDS = {"help", "setup", "test", "book", "lab", "export", "outputs",
-            "bench", "mutants"}
+            "bench", "mutants", "i18n"}
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

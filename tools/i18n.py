@@ -1,0 +1,136 @@
+"""The Chinese edition (issue 20): Sphinx gettext, one catalog per page.
+
+    python tools/i18n.py update     extract the English strings into
+                                    _build/gettext/*.pot, merge them into
+                                    locale/zh_CN/LC_MESSAGES/book/<page>.po
+                                    (new strings empty, changed ones fuzzy)
+    python tools/i18n.py build [OUT]   the Chinese site, -W, into OUT
+                                    (default _build/html/zh)
+    python tools/i18n.py status     what is left to translate, page by page
+
+`python3 tools/dev.py i18n` runs `update` then `status`; `dev.py book` builds
+the English site and then this one. The English notebooks and pages are the
+only source: a .po holds the Chinese for each English paragraph, heading,
+list item, caption, admonition, exercise and glossary entry, keyed by the
+English text itself. Code cells and their outputs are never in a catalog.
+"""
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "_build"
+GETTEXT = BUILD / "gettext"
+ZH_HTML = BUILD / "html" / "zh"
+ZH_DOCTREES = BUILD / ".doctrees-zh"
+LOCALE = ROOT / "locale"
+LANGUAGE = "zh_CN"
+CATALOGS = LOCALE / LANGUAGE / "LC_MESSAGES"
+# What the Chinese build sets on top of _config.yml (the English build
+# leaves `language` at its default, "en").
+ZH_OVERRIDES = {
+    "language": LANGUAGE,
+    # Sphinx's Chinese search splits words with jieba (pinned).
+    "html_search_language": "zh",
+    "html_title": "从零重建 torch.nn.Module",
+}
+
+
+def sphinx(builder, outdir, doctrees, overrides=None, warnings_as_errors=True,
+           jobs=None, quiet=False):
+    """One Sphinx build with Jupyter Book's configuration (as
+    `jupyter-book build` makes it from _config.yml and _toc.yml)."""
+    from jupyter_book.sphinx import build_sphinx
+
+    config = {"external_toc_path": str(ROOT / "_toc.yml"),
+              "latex_individualpages": False, "nitpicky": True,
+              **(overrides or {})}
+    return build_sphinx(
+        ROOT, outdir, noconfig=True, path_config=str(ROOT / "_config.yml"),
+        confoverrides=config, builder=builder, doctreedir=doctrees,
+        warningiserror=warnings_as_errors, keep_going=True, jobs=jobs,
+        quiet=quiet)
+
+
+def extract(quiet=False):
+    """English strings -> _build/gettext/book/<page>.pot."""
+    return sphinx("gettext", GETTEXT, BUILD / ".doctrees-gettext",
+                  quiet=quiet)
+
+
+def merge():
+    """Every .pot into its .po: new strings empty, changed ones fuzzy
+    (with the old English kept as `#| msgid`), removed ones dropped."""
+    return subprocess.run(
+        [sys.executable, "-m", "sphinx_intl", "update", "-p", str(GETTEXT),
+         "-d", str(LOCALE), "-l", LANGUAGE, "--no-obsolete"],
+        cwd=ROOT).returncode
+
+
+def build(outdir=ZH_HTML, quiet=False):
+    """The Chinese site, warnings as errors."""
+    return sphinx("html", Path(outdir), ZH_DOCTREES, ZH_OVERRIDES,
+                  quiet=quiet)
+
+
+def catalog_status():
+    """{page: (total, untranslated, fuzzy)} from the .po files."""
+    from babel.messages.pofile import read_po
+
+    status = {}
+    for po in sorted(CATALOGS.rglob("*.po")):
+        with po.open("rb") as handle:
+            catalog = read_po(handle)
+        messages = [m for m in catalog if m.id]
+        status[po.relative_to(ROOT).as_posix()] = (
+            len(messages),
+            sum(not m.string and not m.fuzzy for m in messages),
+            sum(m.fuzzy for m in messages))
+    return status
+
+
+def print_status():
+    rows = catalog_status()
+    width = max(len(name) for name in rows)
+    total = [0, 0, 0]
+    print(f"{'catalog':<{width}}  strings  untranslated  fuzzy")
+    for name, counts in rows.items():
+        total = [a + b for a, b in zip(total, counts)]
+        print(f"{name:<{width}}  {counts[0]:7}  {counts[1]:12}  {counts[2]:5}")
+    print(f"{'all':<{width}}  {total[0]:7}  {total[1]:12}  {total[2]:5}")
+    return total
+
+
+def main(argv):
+    command = argv[0] if argv else "help"
+    start = time.perf_counter()
+    if command == "update":
+        code = extract(quiet=True)
+        if code != 0:
+            return 1
+        code = merge()
+        if code == 0:
+            print_status()
+            print("Next: translate the empty and fuzzy entries (remove the "
+                  "`#, fuzzy` line once the Chinese matches the English), "
+                  "then `.venv/bin/python -m pytest -p no:xdist -q "
+                  "tests/test_i18n.py`.")
+    elif command == "build":
+        out = Path(argv[1]) if len(argv) > 1 else ZH_HTML
+        code = build(out)
+    elif command == "status":
+        print_status()
+        code = 0
+    else:
+        print(__doc__)
+        return 0 if command in ("help", "-h", "--help") else 2
+    print(f"i18n {command}: {time.perf_counter() - start:.1f} s",
+          file=sys.stderr)
+    return 0 if code == 0 else 1
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    sys.exit(main(sys.argv[1:]))
