@@ -12,7 +12,7 @@ from torch.nn import Buffer, Parameter
 CL, CL3 = torch.channels_last, torch.channels_last_3d
 
 
-def make_net(nn, layout=torch.contiguous_format):
+def make_apply_net(nn, layout=torch.contiguous_format):
     """Two children with float and integer parameters and buffers, a frozen
     parameter, 4-D tensors stored in `layout`, a transposed (non-contiguous)
     2-D parameter, None slots, and a parameter of the root: everything
@@ -66,7 +66,7 @@ def tensors(net):
     return out + list(net.named_buffers())
 
 
-def layout(t):
+def tensor_layout(t):
     """What a conversion may change about `t` besides dtype and device: its
     class, requires_grad, strides, and the memory formats it is in."""
     fmt = {4: CL, 5: CL3}.get(t.dim())
@@ -74,12 +74,13 @@ def layout(t):
             fmt is not None and t.is_contiguous(memory_format=fmt))
 
 
-def snapshot(net, convert):
+def conversion_snapshot(net, convert):
     """(name, same object as before?, dtype, device, *layout) of every
     parameter, grad and buffer after `convert`."""
     before = dict(tensors(net))
     assert convert(net) is net
-    return [(name, t is before[name], t.dtype, t.device.type, *layout(t))
+    return [(name, t is before[name], t.dtype, t.device.type,
+             *tensor_layout(t))
             for name, t in tensors(net)]
 
 
@@ -121,8 +122,8 @@ def test_conversion_matches_torch_on_every_param_grad_and_buffer(both,
                                                                   label):
     convert = CONVERSIONS[label]
     real, mini = both
-    theirs = snapshot(with_grads(make_net(real)), convert)
-    ours = snapshot(with_grads(make_net(mini)), convert)
+    theirs = conversion_snapshot(with_grads(make_apply_net(real)), convert)
+    ours = conversion_snapshot(with_grads(make_apply_net(mini)), convert)
     assert ours == theirs
 
 
@@ -131,15 +132,15 @@ def test_conversion_matches_torch_on_every_param_grad_and_buffer(both,
 def test_conversion_without_grads_matches_torch(both, label):
     convert = CONVERSIONS[label]
     real, mini = both
-    assert snapshot(make_net(mini), convert) == snapshot(make_net(real),
-                                                         convert)
+    assert (conversion_snapshot(make_apply_net(mini), convert)
+            == conversion_snapshot(make_apply_net(real), convert))
 
 
 @pytest.mark.parametrize("label", ["float", "double", "half", "bfloat16",
                                    "cpu", "type_dtype", "to_dtype",
                                    "to_device_dtype", "share_memory"])
 def test_conversion_keeps_every_parameter_and_grad_object(nn, label):
-    net = with_grads(make_net(nn))
+    net = with_grads(make_apply_net(nn))
     params = list(net.parameters())
     grads = [p.grad for p in params]
     CONVERSIONS[label](net)
@@ -148,12 +149,12 @@ def test_conversion_keeps_every_parameter_and_grad_object(nn, label):
 
 
 def test_cast_converts_the_grad_with_its_parameter(nn):
-    net = with_grads(make_net(nn)).half()
+    net = with_grads(make_apply_net(nn)).half()
     assert net.a.weight.dtype == net.a.weight.grad.dtype == torch.float16
 
 
 def test_cast_keeps_the_values(nn):
-    net = make_net(nn)
+    net = make_apply_net(nn)
     expected = net.a.weight.detach().clone().double()
     net.double()
     assert torch.equal(net.a.weight.detach(), expected)
@@ -164,18 +165,18 @@ def test_cast_keeps_the_values(nn):
                                   lambda m: m.bfloat16(),
                                   lambda m: m.to(torch.half)])
 def test_integer_buffer_and_parameter_keep_their_dtype(nn, cast):
-    net = cast(make_net(nn))
+    net = cast(make_apply_net(nn))
     assert net.a.count.dtype == torch.int64
     assert net.a.index.dtype == torch.int64
 
 
 def test_type_casts_integer_buffers_too(nn):
-    net = make_net(nn).type(torch.float16)
+    net = make_apply_net(nn).type(torch.float16)
     assert net.a.count.dtype == torch.float16
 
 
 def test_changed_buffer_is_a_new_object_unchanged_one_is_not(nn):
-    net = make_net(nn)
+    net = make_apply_net(nn)
     running, count = net.a.running, net.a.count
     net.double()
     assert net.a.running is not running and net.a.count is count
@@ -230,7 +231,7 @@ def test_apply_visits_children_first_then_params_grads_buffers(both):
             seen.append((tuple(t.shape), t.dtype))
             return t
 
-        net = with_grads(make_net(lib))
+        net = with_grads(make_apply_net(lib))
         net._apply(fn)
         return seen
 
@@ -240,7 +241,7 @@ def test_apply_visits_children_first_then_params_grads_buffers(both):
 
 def test_apply_converts_a_shared_child_once(nn):
     root = nn.Module()
-    child = make_net(nn).a
+    child = make_apply_net(nn).a
     root.first, root.second = child, child
     calls = []
     root._apply(lambda t: calls.append(t) or t)
@@ -249,7 +250,7 @@ def test_apply_converts_a_shared_child_once(nn):
 
 
 def test_apply_recurse_false_leaves_children_alone(nn):
-    net = make_net(nn)
+    net = make_apply_net(nn)
     net._apply(lambda t: t.double() if t.is_floating_point() else t,
                recurse=False)
     assert net.scale.dtype == torch.float64
@@ -257,13 +258,13 @@ def test_apply_recurse_false_leaves_children_alone(nn):
 
 
 def test_to_empty_recurse_false_leaves_children_alone(nn):
-    net = make_net(nn).to_empty(device="meta", recurse=False)
+    net = make_apply_net(nn).to_empty(device="meta", recurse=False)
     assert net.scale.device.type == "meta"
     assert net.a.weight.device.type == "cpu"
 
 
 def test_to_empty_keeps_shape_dtype_and_requires_grad(nn):
-    net = make_net(nn).to("meta").to_empty(device="cpu")
+    net = make_apply_net(nn).to("meta").to_empty(device="cpu")
     assert net.a.weight.shape == (3, 2) and net.a.weight.requires_grad
     assert net.a.count.dtype == torch.int64
     assert not net.a.index.requires_grad
@@ -271,11 +272,11 @@ def test_to_empty_keeps_shape_dtype_and_requires_grad(nn):
 
 def test_to_empty_device_is_keyword_only(nn):
     with pytest.raises(TypeError, match="positional argument"):
-        make_net(nn).to_empty("cpu")
+        make_apply_net(nn).to_empty("cpu")
 
 
 def test_to_meta_makes_new_parameters_and_moves_grads(nn):
-    net = with_grads(make_net(nn))
+    net = with_grads(make_apply_net(nn))
     weight = net.a.weight
     net.to("meta")
     assert net.a.weight is not weight
@@ -285,7 +286,7 @@ def test_to_meta_makes_new_parameters_and_moves_grads(nn):
 
 
 def test_to_from_meta_raises_and_points_to_to_empty(nn):
-    net = make_net(nn).to("meta")
+    net = make_apply_net(nn).to("meta")
     with pytest.raises(NotImplementedError) as e:
         net.to("cpu")
     assert str(e.value) == (
@@ -295,7 +296,7 @@ def test_to_from_meta_raises_and_points_to_to_empty(nn):
 
 
 def test_cpu_from_meta_raises_torchs_plain_message(nn):
-    net = make_net(nn).to("meta")
+    net = make_apply_net(nn).to("meta")
     with pytest.raises(NotImplementedError,
                        match="^Cannot copy out of meta tensor; no data!$"):
         net.cpu()
@@ -303,7 +304,7 @@ def test_cpu_from_meta_raises_torchs_plain_message(nn):
 
 def test_to_rejects_an_integer_dtype(nn):
     with pytest.raises(TypeError) as e:
-        make_net(nn).to(torch.long)
+        make_apply_net(nn).to(torch.long)
     assert str(e.value) == ("nn.Module.to only accepts floating point or "
                             "complex dtypes, but got desired "
                             "dtype=torch.int64")
@@ -311,13 +312,13 @@ def test_to_rejects_an_integer_dtype(nn):
 
 def test_to_rejects_an_integer_dtype_given_by_keyword(nn):
     with pytest.raises(TypeError, match="dtype=torch.uint8"):
-        make_net(nn).to(device="cpu", dtype=torch.uint8)
+        make_apply_net(nn).to(device="cpu", dtype=torch.uint8)
 
 
 def test_to_a_complex_dtype_warns(nn):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        make_net(nn).to(torch.cdouble)
+        make_apply_net(nn).to(torch.cdouble)
     assert [w.category for w in caught] == [UserWarning]
     assert str(caught[0].message).startswith(
         "Complex modules are a new feature under active development")
@@ -326,7 +327,7 @@ def test_to_a_complex_dtype_warns(nn):
 def test_to_complex_warning_points_at_the_caller(nn):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        make_net(nn).to(torch.cfloat)
+        make_apply_net(nn).to(torch.cfloat)
     assert caught[0].filename == __file__
 
 
@@ -347,7 +348,7 @@ def test_to_bad_arguments_raise_like_torch(both, label):
     errors = []
     for lib in both:
         with pytest.raises(Exception) as e:
-            make_net(lib).to(*args, **kwargs)
+            make_apply_net(lib).to(*args, **kwargs)
         errors.append((type(e.value), str(e.value)))
     assert errors[0] == errors[1]
 
@@ -355,7 +356,7 @@ def test_to_bad_arguments_raise_like_torch(both, label):
 def test_type_to_an_integer_fails_on_a_trainable_parameter(nn):
     with pytest.raises(RuntimeError, match="data set to a tensor that "
                        "requires gradients must be floating point"):
-        make_net(nn).type(torch.long)
+        make_apply_net(nn).type(torch.long)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a CPU build")
@@ -363,14 +364,14 @@ def test_cuda_without_cuda_raises_torchs_error(both):
     errors = []
     for lib in both:
         with pytest.raises(Exception) as e:
-            make_net(lib).cuda()
+            make_apply_net(lib).cuda()
         errors.append((type(e.value), str(e.value)))
     assert errors[0] == errors[1]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_and_back_keep_objects_and_move_grads(nn):
-    net = with_grads(make_net(nn))
+    net = with_grads(make_apply_net(nn))
     params = list(net.parameters())
     net.cuda()
     assert all(a is b for a, b in zip(params, net.parameters()))
@@ -383,7 +384,7 @@ def test_cuda_and_back_keep_objects_and_move_grads(nn):
 
 
 def test_share_memory_shares_every_tensor(nn):
-    net = make_net(nn).share_memory()
+    net = make_apply_net(nn).share_memory()
     assert all(t.is_shared() for _, t in tensors(net))
 
 
@@ -409,7 +410,7 @@ def flags():
 
 def test_overwrite_flag_makes_new_parameters_even_for_a_cast(nn, flags):
     flags(overwrite=True)
-    net = with_grads(make_net(nn))
+    net = with_grads(make_apply_net(nn))
     weight, grad = net.a.weight, net.a.weight.grad
     net.double()
     assert net.a.weight is not weight and net.a.weight.grad is not grad
@@ -418,7 +419,7 @@ def test_overwrite_flag_makes_new_parameters_even_for_a_cast(nn, flags):
 
 def test_swap_flag_keeps_parameters_across_meta(nn, flags):
     flags(swap=True)
-    net = with_grads(make_net(nn))
+    net = with_grads(make_apply_net(nn))
     weight, grad = net.a.weight, net.a.weight.grad
     net.to("meta")
     assert net.a.weight is weight and net.a.weight.grad is grad
@@ -434,13 +435,13 @@ def test_flags_give_torchs_identities(both, flags, swap, overwrite, label):
     flags(overwrite=overwrite, swap=swap)
     real, mini = both
     convert = CONVERSIONS[label]
-    assert (snapshot(with_grads(make_net(mini)), convert)
-            == snapshot(with_grads(make_net(real)), convert))
+    assert (conversion_snapshot(with_grads(make_apply_net(mini)), convert)
+            == conversion_snapshot(with_grads(make_apply_net(real)), convert))
 
 
 def test_swap_refused_names_the_parameter_and_keeps_its_grad(nn, flags):
     flags(swap=True)
-    net = with_grads(make_net(nn))
+    net = with_grads(make_apply_net(nn))
     grad = net.a.weight.grad
     ref = weakref.ref(net.a.weight)  # swap_tensors refuses weakly held
     with pytest.raises(RuntimeError,
@@ -500,7 +501,7 @@ def test_a_reference_to_a_buffer_goes_stale_after_a_cast(nn):
     assert not bool((bn.running_mean == 0).all())
 
 
-def civilnet(nn, register):
+def civilnet_fc(nn, register):
     class CivilNet(nn.Module):
         def __init__(self):
             super().__init__()
@@ -517,9 +518,9 @@ def civilnet(nn, register):
 
 
 def test_a_plain_tensor_attribute_is_neither_moved_nor_cast(nn):
-    net = civilnet(nn, register=False).to("meta")
+    net = civilnet_fc(nn, register=False).to("meta")
     assert net.syszux.device.type == "cpu"
-    net = civilnet(nn, register=False).double()
+    net = civilnet_fc(nn, register=False).double()
     assert net.syszux.dtype == torch.float32
     assert "syszux" not in dict(net.named_buffers())
 
@@ -527,7 +528,7 @@ def test_a_plain_tensor_attribute_is_neither_moved_nor_cast(nn):
 def test_forward_fails_when_a_plain_attribute_stayed_behind(both):
     errors = []
     for lib in both:
-        net = civilnet(lib, register=False).to("meta")
+        net = civilnet_fc(lib, register=False).to("meta")
         with pytest.raises(RuntimeError) as e:
             net(torch.randn(1, 2, device="meta"))
         errors.append(str(e.value))
@@ -537,7 +538,7 @@ def test_forward_fails_when_a_plain_attribute_stayed_behind(both):
 
 
 def test_a_registered_buffer_moves_with_the_model(nn):
-    net = civilnet(nn, register=True).to("meta")
+    net = civilnet_fc(nn, register=True).to("meta")
     assert net.syszux.device.type == "meta"
     assert net(torch.randn(1, 2, device="meta")).device.type == "meta"
 
@@ -600,8 +601,8 @@ def test_autocast_computes_in_low_precision_and_keeps_float32_weights(nn):
 def test_conversion_of_a_channels_last_net_matches_torch(both, label):
     real, mini = both
     convert = CONVERSIONS[label]
-    assert (snapshot(with_grads(make_net(mini, CL)), convert)
-            == snapshot(with_grads(make_net(real, CL)), convert))
+    assert (conversion_snapshot(with_grads(make_apply_net(mini, CL)), convert)
+            == conversion_snapshot(with_grads(make_apply_net(real, CL)), convert))
 
 
 @pytest.mark.parametrize("swap", [False, True])
@@ -613,8 +614,8 @@ def test_flags_keep_torchs_layouts(both, flags, swap, overwrite, label):
     flags(overwrite=overwrite, swap=swap)
     real, mini = both
     convert = CONVERSIONS[label]
-    assert (snapshot(with_grads(make_net(mini, CL)), convert)
-            == snapshot(with_grads(make_net(real, CL)), convert))
+    assert (conversion_snapshot(with_grads(make_apply_net(mini, CL)), convert)
+            == conversion_snapshot(with_grads(make_apply_net(real, CL)), convert))
 
 
 def is_channels_last(t):
@@ -623,7 +624,7 @@ def is_channels_last(t):
 
 
 def test_channels_last_reaches_4d_params_grads_and_buffers_only(nn):
-    net = with_grads(make_net(nn))
+    net = with_grads(make_apply_net(nn))
     flat = {name: t.stride() for name, t in tensors(net) if t.dim() < 4}
     net.to(memory_format=CL)
     leaf = net.a
@@ -642,7 +643,7 @@ def test_channels_last_reaches_4d_params_grads_and_buffers_only(nn):
                                   "to_meta", "to_empty_cpu",
                                   "to_meta_then_empty", "to_preserve_format"])
 def test_every_other_conversion_keeps_channels_last(nn, cast):
-    net = CONVERSIONS[cast](with_grads(make_net(nn, CL)))
+    net = CONVERSIONS[cast](with_grads(make_apply_net(nn, CL)))
     leaf = net.a
     for t in (leaf.kernel, leaf.kernel.grad, leaf.image, leaf.mask):
         assert is_channels_last(t)
@@ -650,7 +651,7 @@ def test_every_other_conversion_keeps_channels_last(nn, cast):
 
 
 def test_contiguous_format_undoes_channels_last_on_4d_tensors_only(nn):
-    net = with_grads(make_net(nn, CL))
+    net = with_grads(make_apply_net(nn, CL))
     leaf = net.to(memory_format=torch.contiguous_format).a
     for t in (leaf.kernel, leaf.kernel.grad, leaf.image, leaf.mask):
         assert t.is_contiguous() and not t.is_contiguous(memory_format=CL)
@@ -685,10 +686,10 @@ def test_5d_layouts_match_torch(both, label):
     convert = {**CONVERSIONS,
                "to_channels_last_3d": lambda m: m.to(memory_format=CL3)}[label]
     real, mini = both
-    assert (snapshot(volume_net(mini, CL3), convert)
-            == snapshot(volume_net(real, CL3), convert))
-    assert (snapshot(volume_net(mini), convert)
-            == snapshot(volume_net(real), convert))
+    assert (conversion_snapshot(volume_net(mini, CL3), convert)
+            == conversion_snapshot(volume_net(real, CL3), convert))
+    assert (conversion_snapshot(volume_net(mini), convert)
+            == conversion_snapshot(volume_net(real), convert))
 
 
 def test_channels_last_on_a_5d_tensor_raises_torchs_error(both):

@@ -18,12 +18,7 @@ from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
 import mininn
 from helpers import error_of
-
-
-def make_mlp(nn):
-    torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(),
-                         nn.Linear(8, 2))
+from support import make_mlp
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from collections import OrderedDict
 import pytest
 import torch
 
-from building import build_both, names, randn
+from support import build_both, child_names, randn
 from helpers import error_of, same_tensors
 
 
@@ -42,12 +42,12 @@ def small_seq(nn):
 
 
 def test_sequential_names_children_by_position(nn):
-    assert names(small_seq(nn)) == ["0", "1", "2"]
+    assert child_names(small_seq(nn)) == ["0", "1", "2"]
 
 
 def test_sequential_takes_names_from_an_ordered_dict(nn):
     seq = nn.Sequential(OrderedDict(fc=nn.Linear(2, 2), act=nn.Tanh()))
-    assert names(seq) == ["fc", "act"]
+    assert child_names(seq) == ["fc", "act"]
     assert isinstance(seq[1], nn.Tanh)
 
 
@@ -73,7 +73,7 @@ def test_sequential_slice_is_a_sequential_keeping_the_names(nn):
     seq = small_seq(nn)
     part = seq[1:]
     assert type(part) is nn.Sequential
-    assert names(part) == ["1", "2"]
+    assert child_names(part) == ["1", "2"]
     assert part[0] is seq[1]
 
 
@@ -86,7 +86,7 @@ def test_sequential_len_and_iter(nn):
 def test_sequential_append_returns_self(nn):
     seq = nn.Sequential()
     assert seq.append(nn.ReLU()) is seq
-    assert names(seq) == ["0"]
+    assert child_names(seq) == ["0"]
 
 
 def test_sequential_insert_shifts_later_layers(nn):
@@ -95,7 +95,7 @@ def test_sequential_insert_shifts_later_layers(nn):
     assert seq.insert(-1, tanh) is seq
     assert [type(m).__name__ for m in seq] == [
         "Linear", "ReLU", "Tanh", "Linear"]
-    assert seq[2] is tanh and names(seq) == ["0", "1", "2", "3"]
+    assert seq[2] is tanh and child_names(seq) == ["0", "1", "2", "3"]
 
 
 def test_sequential_insert_out_of_range(nn):
@@ -115,7 +115,7 @@ def test_sequential_extend_pop_and_delete_renumber(nn):
     seq.extend([nn.Tanh(), nn.Sigmoid()])
     assert seq.pop(0) is first
     del seq[-1]
-    assert names(seq) == ["0", "1", "2"]
+    assert child_names(seq) == ["0", "1", "2"]
     assert seq[1] is last
 
 
@@ -123,14 +123,14 @@ def test_sequential_delete_a_slice_renumbers(nn):
     seq = nn.Sequential(*(nn.Identity() for _ in range(5)))
     keep = seq[1], seq[3]
     del seq[::2]
-    assert names(seq) == ["0", "1"] and tuple(seq) == keep
+    assert child_names(seq) == ["0", "1"] and tuple(seq) == keep
 
 
 def test_sequential_setitem_replaces_in_place(nn):
     seq = small_seq(nn)
     tanh = nn.Tanh()
     seq[-2] = tanh
-    assert seq[1] is tanh and names(seq) == ["0", "1", "2"]
+    assert seq[1] is tanh and child_names(seq) == ["0", "1", "2"]
 
 
 def test_sequential_add_and_iadd(nn):
@@ -138,7 +138,7 @@ def test_sequential_add_and_iadd(nn):
     c = a + b
     assert type(c) is nn.Sequential and len(c) == 4 and c[3] is b[0]
     a += b
-    assert names(a) == ["0", "1", "2", "3"] and a[3] is b[0]
+    assert child_names(a) == ["0", "1", "2", "3"] and a[3] is b[0]
 
 
 def test_sequential_add_rejects_a_list(nn):
@@ -180,7 +180,7 @@ def test_sequential_dir_hides_digit_names(nn):
 
 def test_module_list_registers_and_indexes(nn):
     layers = nn.ModuleList([nn.Linear(2, 2), nn.ReLU()])
-    assert names(layers) == ["0", "1"]
+    assert child_names(layers) == ["0", "1"]
     assert layers[-1] is layers[1]
     assert len(list(layers.parameters())) == 2
 
@@ -194,7 +194,7 @@ def test_module_list_slice_is_a_module_list_renumbered(nn):
     layers = nn.ModuleList([nn.ReLU(), nn.Tanh(), nn.Sigmoid()])
     part = layers[1:]
     assert type(part) is nn.ModuleList
-    assert names(part) == ["0", "1"] and part[0] is layers[1]
+    assert child_names(part) == ["0", "1"] and part[0] is layers[1]
 
 
 def test_module_list_append_extend_and_iadd(nn):
@@ -209,14 +209,14 @@ def test_module_list_insert_shifts_later_modules(nn):
     layers = nn.ModuleList([nn.ReLU(), nn.Tanh()])
     sig = nn.Sigmoid()
     layers.insert(1, sig)
-    assert names(layers) == ["0", "1", "2"] and layers[1] is sig
+    assert child_names(layers) == ["0", "1", "2"] and layers[1] is sig
 
 
 def test_module_list_deletion_renumbers_keys(nn):
     layers = nn.ModuleList([nn.ReLU(), nn.Tanh(), nn.Sigmoid()])
     tanh = layers[1]
     del layers[0]
-    assert names(layers) == ["0", "1"] and layers[0] is tanh
+    assert child_names(layers) == ["0", "1"] and layers[0] is tanh
     assert layers.pop(-1).__class__ is nn.Sigmoid
 
 
@@ -230,7 +230,7 @@ def test_module_list_setitem_replaces(nn):
 def test_module_list_add_makes_a_new_list(nn):
     a = nn.ModuleList([nn.ReLU()])
     c = a + [nn.Tanh()]
-    assert type(c) is nn.ModuleList and names(c) == ["0", "1"] and len(a) == 1
+    assert type(c) is nn.ModuleList and child_names(c) == ["0", "1"] and len(a) == 1
 
 
 def test_module_list_extend_rejects_a_non_iterable(nn):
@@ -263,7 +263,7 @@ def test_module_list_repr_folds_repeated_blocks(both):
 
 def test_module_dict_keeps_insertion_order(nn):
     heads = nn.ModuleDict({"b": nn.ReLU(), "a": nn.Tanh()})
-    assert list(heads) == ["b", "a"] == list(heads.keys()) == names(heads)
+    assert list(heads) == ["b", "a"] == list(heads.keys()) == child_names(heads)
     assert [type(m).__name__ for m in heads.values()] == ["ReLU", "Tanh"]
     assert [k for k, _ in heads.items()] == ["b", "a"]
 
@@ -285,7 +285,7 @@ def test_module_dict_set_get_contains_delete_pop_clear(nn):
 def test_module_dict_update_from_pairs_and_from_a_module_dict(nn):
     heads = nn.ModuleDict([("a", nn.ReLU())])
     heads.update(nn.ModuleDict({"b": nn.Tanh()}))
-    assert names(heads) == ["a", "b"]
+    assert child_names(heads) == ["a", "b"]
 
 
 @pytest.mark.parametrize("arg,message", [
@@ -558,7 +558,7 @@ def test_a_dict_container_refuses_a_key_that_is_a_module_attribute(nn, key):
 
 def test_a_dict_container_takes_keys_that_are_not_attributes(nn):
     heads = nn.ModuleDict({"train_head": nn.ReLU(), "weight": nn.Tanh()})
-    assert names(heads) == ["train_head", "weight"]
+    assert child_names(heads) == ["train_head", "weight"]
 
 
 def test_a_sequential_slice_keeps_its_keys_so_a_fresh_one_will_not_load_it(
@@ -671,7 +671,7 @@ def label_of(made, obj):
     return next((i for i, m in enumerate(made) if m is obj), "?")
 
 
-def layout(made, container):
+def slot_labels(made, container):
     return [(k, label_of(made, m)) for k, m in container._modules.items()]
 
 
@@ -733,16 +733,16 @@ def sequence_script(nn, kind, seed):
             result = sequence_edit(box, op, i, new, wrap)
         except (AttributeError, IndexError, KeyError, TypeError,
                 ValueError) as e:
-            log.append((op, i, f"{type(e).__name__}: {e}", layout(made, box)))
+            log.append((op, i, f"{type(e).__name__}: {e}", slot_labels(made, box)))
             continue
         if isinstance(result, (nn.Sequential, nn.ModuleList)):
-            extra = (type(result).__name__, layout(made, result),
+            extra = (type(result).__name__, slot_labels(made, result),
                      result is box)
             if rng.random() < 0.3 and result is not box:
                 box = result  # carry on with the new container
         else:
             extra = label_of(made, result)
-        log.append((op, i, extra, layout(made, box)))
+        log.append((op, i, extra, slot_labels(made, box)))
     return log
 
 

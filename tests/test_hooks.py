@@ -57,7 +57,7 @@ def make_nested(nn):
     return Outer()
 
 
-def names(model):
+def name_of(model):
     return {id(m): n or "root" for n, m in (
         ("", model), ("a", model.a), ("inner", model.inner))}
 
@@ -499,7 +499,7 @@ def test_global_forward_hook_runs_before_a_prepended_module_hook(nn):
 
 def test_global_forward_hook_fires_for_every_module_inner_first(nn):
     model, seen = make_nested(nn), []
-    where = names(model)
+    where = name_of(model)
     handle = nn.register_module_forward_hook(
         lambda mod, args, out: seen.append(where[id(mod)]))
     try:
@@ -766,7 +766,7 @@ def test_backward_hook_order_is_global_then_module_with_prepend(nn):
 
 def test_global_backward_hooks_fire_outer_module_first(nn):
     model, seen = make_nested(nn), []
-    where = names(model)
+    where = name_of(model)
     handles = [
         nn.register_module_full_backward_pre_hook(
             lambda mod, gout: seen.append(("pre", where[id(mod)]))),
@@ -1215,7 +1215,7 @@ def test_old_and_full_hooks_on_different_modules_both_fire(nn):
 def test_global_old_backward_hook_fires_for_every_module(
         nn, fresh_global_flag):
     model, seen = make_nested(nn), []
-    where = names(model)
+    where = name_of(model)
     handle = nn.register_module_backward_hook(
         lambda mod, gin, gout: seen.append(where[id(mod)]))
     try:

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from building import build_both, randn
+from support import build_both, randn
 from helpers import error_of, same_tensors
 
 
@@ -463,7 +463,7 @@ def lenet(nn):
     return Model()
 
 
-def civilnet(nn):
+def civilnet_conv(nn):
     class CivilNet(nn.Module):
         def __init__(self):
             super().__init__()
@@ -499,7 +499,7 @@ def small_alexnet(nn):
 
 
 @pytest.mark.parametrize("build,shape", [
-    (lenet, (4, 1, 28, 28)), (civilnet, (4, 3, 32, 32)),
+    (lenet, (4, 1, 28, 28)), (civilnet_conv, (4, 3, 32, 32)),
     (small_alexnet, (2, 3, 96, 96)),
 ], ids=["lenet", "civilnet", "alexnet-small"])
 def test_network_same_seed_same_everything_in_train_and_eval(both, build,
@@ -519,7 +519,7 @@ def test_network_same_seed_same_everything_in_train_and_eval(both, build,
 
 
 def test_network_gradients_match(both):
-    theirs, ours = build_both(both, civilnet)
+    theirs, ours = build_both(both, civilnet_conv)
     x = randn(4, 3, 32, 32, seed=2)
     for net in (ours, theirs):
         torch.manual_seed(1)
@@ -541,7 +541,7 @@ def test_conv2d_keeps_no_transposed_convolution_state(both):
 def test_a_plain_tensor_attribute_stays_behind_and_is_not_saved(nn):
     # CivilNet's `scratch`: a tensor that is neither Parameter nor buffer
     torch.manual_seed(0)
-    net = civilnet(nn).to("meta")
+    net = civilnet_conv(nn).to("meta")
     assert net.conv1.weight.device.type == "meta"
     assert net.scratch.device.type == "cpu"
     assert "scratch" not in net.state_dict()

@@ -3,7 +3,7 @@
 A *spec* is plain data describing a module tree: which parameters, buffers
 (persistent or not), children and containers each module holds, which
 entries are `None`, which children are shared with an earlier branch and
-which parameters are tied to an earlier one. `build(spec, nn, seed)` turns
+which parameters are tied to an earlier one. `tree_from_spec(spec, nn, seed)` turns
 the same spec into a torch.nn tree or a mininn tree, drawing the same
 values from the same seed, so the two trees must agree on every question
 we ask them: names, order, identity, values, modes and loading.
@@ -109,7 +109,7 @@ SEEDS = st.integers(0, 2**16)
 
 
 # ---------------------------------------------------------------- build ---
-def build(spec, nn, seed):
+def tree_from_spec(spec, nn, seed):
     """The module tree `spec` describes, built with backend `nn`.
 
     Values come from a generator seeded with `seed`, and layers initialise
@@ -184,7 +184,7 @@ def build(spec, nn, seed):
 
 def twins(spec, seed):
     """(torch.nn tree, mininn tree) built from one spec and seed."""
-    return tuple(build(spec, nn, seed) for nn in BACKENDS.values())
+    return tuple(tree_from_spec(spec, nn, seed) for nn in BACKENDS.values())
 
 
 # ------------------------------------------------------------- compare ---

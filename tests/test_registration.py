@@ -14,6 +14,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from torch.nn import Buffer, Parameter
 
+from support import param, raises_exactly
+
 INIT_STATE = [
     ("training", bool),
     ("_parameters", dict),
@@ -35,23 +37,10 @@ INIT_STATE = [
 ]
 
 
-def raises(exc, message, fn, *args):
-    """Assert fn(*args) raises exactly `exc` with exactly `message`."""
-    with pytest.raises(exc) as info:
-        fn(*args)
-    assert type(info.value) is exc
-    # KeyError's str() adds quotes; its first argument is the message
-    assert info.value.args[0] == message
-
-
 def state(m):
     """The registration state of `m`, as names in order."""
     return (list(m._parameters), list(m._buffers), list(m._modules),
             sorted(m._non_persistent_buffers_set))
-
-
-def p(*shape):
-    return Parameter(torch.ones(*shape))
 
 
 # --- __init__ ----------------------------------------------------------
@@ -91,7 +80,7 @@ def test_init_rejects_positional_arguments_under_the_subclass_name(nn):
         def __init__(self):
             super().__init__(3)
 
-    raises(TypeError, "Net.__init__() takes 1 positional argument but 2 "
+    raises_exactly(TypeError, "Net.__init__() takes 1 positional argument but 2 "
            "were given", Net)
 
 
@@ -100,7 +89,7 @@ def test_init_rejects_keyword_arguments_under_the_subclass_name(nn):
         def __init__(self):
             super().__init__(size=3)
 
-    raises(TypeError, "Net.__init__() got an unexpected keyword argument "
+    raises_exactly(TypeError, "Net.__init__() got an unexpected keyword argument "
            "'size'", Net)
 
 
@@ -109,7 +98,7 @@ def test_init_reports_keyword_arguments_before_positional_ones(nn):
         def __init__(self):
             super().__init__(3, size=3)
 
-    raises(TypeError, "Net.__init__() got an unexpected keyword argument "
+    raises_exactly(TypeError, "Net.__init__() got an unexpected keyword argument "
            "'size'", Net)
 
 
@@ -132,7 +121,7 @@ def test_call_super_init_hands_the_arguments_to_the_next_base(nn):
 # --- __setattr__ routing ------------------------------------------------
 
 def test_assigning_a_parameter_registers_it(nn):
-    m, w = nn.Module(), p(2)
+    m, w = nn.Module(), param(2)
     m.w = w
     assert m._parameters == {"w": w} and m.w is w
     assert "w" not in vars(m)
@@ -174,14 +163,14 @@ def test_a_plain_value_is_a_plain_attribute(nn):
 def test_a_python_list_of_modules_registers_nothing(nn):
     m = nn.Module()
     m.layers = [nn.Module(), nn.Module()]
-    m.params = [p(1)]
+    m.params = [param(1)]
     assert state(m) == ([], [], [], [])
     assert type(vars(m)["layers"]) is list
 
 
 def test_registration_keeps_assignment_order(nn):
     m = nn.Module()
-    m.z, m.a, m.m = p(1), p(1), p(1)
+    m.z, m.a, m.m = param(1), param(1), param(1)
     m.zb, m.ab = Buffer(torch.ones(1)), Buffer(torch.ones(1))
     m.zc, m.ac = nn.Module(), nn.Module()
     assert state(m) == (["z", "a", "m"], ["zb", "ab"], ["zc", "ac"], [])
@@ -189,8 +178,8 @@ def test_registration_keeps_assignment_order(nn):
 
 def test_reassigning_a_parameter_keeps_its_place(nn):
     m = nn.Module()
-    m.a, m.b = p(1), p(1)
-    m.a = p(2)
+    m.a, m.b = param(1), param(1)
+    m.a = param(2)
     assert list(m._parameters) == ["a", "b"] and m.a.shape == (2,)
 
 
@@ -219,7 +208,7 @@ def test_a_buffer_object_sets_persistence_on_reassignment(nn):
 
 def test_none_assigned_to_a_parameter_keeps_the_slot(nn):
     m = nn.Module()
-    m.w = p(1)
+    m.w = param(1)
     m.w = None
     assert m._parameters == {"w": None} and m.w is None
 
@@ -247,28 +236,28 @@ def test_none_assigned_to_a_new_name_is_a_plain_attribute(nn):
 def test_a_parameter_replaces_a_plain_attribute(nn):
     m = nn.Module()
     m.x = 1
-    m.x = p(1)
+    m.x = param(1)
     assert "x" not in vars(m) and list(m._parameters) == ["x"]
 
 
 def test_a_parameter_replaces_a_buffer_and_its_persistence_note(nn):
     m = nn.Module()
     m.register_buffer("x", torch.ones(1), persistent=False)
-    m.x = p(1)
+    m.x = param(1)
     assert state(m) == (["x"], [], [], [])
 
 
 def test_a_parameter_replaces_a_module(nn):
     m = nn.Module()
     m.x = nn.Module()
-    m.x = p(1)
+    m.x = param(1)
     assert state(m) == (["x"], [], [], [])
 
 
 def test_a_module_cannot_replace_a_parameter(nn):
     m, c = nn.Module(), nn.Module()
-    m.x = p(1)
-    raises(TypeError, f"cannot assign '{torch.typename(c)}' as parameter "
+    m.x = param(1)
+    raises_exactly(TypeError, f"cannot assign '{torch.typename(c)}' as parameter "
            "'x' (torch.nn.Parameter or None expected)", setattr, m, "x", c)
 
 
@@ -288,8 +277,8 @@ def test_a_module_replaces_a_plain_attribute(nn):
 
 def test_a_buffer_cannot_replace_a_parameter(nn):
     m = nn.Module()
-    m.x = p(1)
-    raises(TypeError, "cannot assign 'torch.FloatTensor' as "
+    m.x = param(1)
+    raises_exactly(TypeError, "cannot assign 'torch.FloatTensor' as "
            "parameter 'x' (torch.nn.Parameter or None expected)",
            setattr, m, "x", Buffer(torch.ones(1)))
 
@@ -297,7 +286,7 @@ def test_a_buffer_cannot_replace_a_parameter(nn):
 def test_a_buffer_cannot_replace_a_module(nn):
     m = nn.Module()
     m.x = nn.Module()
-    raises(TypeError, "cannot assign 'torch.FloatTensor' as child module "
+    raises_exactly(TypeError, "cannot assign 'torch.FloatTensor' as child module "
            "'x' (torch.nn.Module or None expected)",
            setattr, m, "x", Buffer(torch.ones(1)))
 
@@ -305,36 +294,36 @@ def test_a_buffer_cannot_replace_a_module(nn):
 def test_a_buffer_cannot_replace_a_plain_attribute(nn):
     m = nn.Module()
     m.x = 1
-    raises(KeyError, "attribute 'x' already exists",
+    raises_exactly(KeyError, "attribute 'x' already exists",
            setattr, m, "x", Buffer(torch.ones(1)))
 
 
 def test_a_plain_tensor_in_a_parameter_slot_is_refused(nn):
     m = nn.Module()
-    m.w = p(1)
-    raises(TypeError, "cannot assign 'torch.FloatTensor' as parameter 'w' "
+    m.w = param(1)
+    raises_exactly(TypeError, "cannot assign 'torch.FloatTensor' as parameter 'w' "
            "(torch.nn.Parameter or None expected)",
            setattr, m, "w", torch.ones(1))
 
 
 def test_a_plain_value_in_a_parameter_slot_is_refused(nn):
     m = nn.Module()
-    m.w = p(1)
-    raises(TypeError, "cannot assign 'int' as parameter 'w' "
+    m.w = param(1)
+    raises_exactly(TypeError, "cannot assign 'int' as parameter 'w' "
            "(torch.nn.Parameter or None expected)", setattr, m, "w", 3)
 
 
 def test_a_plain_value_in_a_module_slot_is_refused(nn):
     m = nn.Module()
     m.c = nn.Module()
-    raises(TypeError, "cannot assign 'str' as child module 'c' "
+    raises_exactly(TypeError, "cannot assign 'str' as child module 'c' "
            "(torch.nn.Module or None expected)", setattr, m, "c", "relu")
 
 
 def test_a_plain_value_in_a_buffer_slot_is_refused(nn):
     m = nn.Module()
     m.register_buffer("b", torch.ones(1))
-    raises(TypeError, "cannot assign 'list' as buffer 'b' "
+    raises_exactly(TypeError, "cannot assign 'list' as buffer 'b' "
            "(torch.nn.Buffer, torch.Tensor or None expected)",
            setattr, m, "b", [1.0])
 
@@ -350,9 +339,9 @@ def test_a_plain_value_in_a_buffer_slot_leaves_the_buffer(nn):
 def test_a_parameter_cannot_be_assigned_before_init(nn):
     class Net(nn.Module):
         def __init__(self):
-            self.w = p(1)
+            self.w = param(1)
 
-    raises(AttributeError,
+    raises_exactly(AttributeError,
            "cannot assign parameters before Module.__init__() call", Net)
 
 
@@ -361,7 +350,7 @@ def test_a_module_cannot_be_assigned_before_init(nn):
         def __init__(self):
             self.child = nn.Module()
 
-    raises(AttributeError,
+    raises_exactly(AttributeError,
            "cannot assign module before Module.__init__() call", Net)
 
 
@@ -370,7 +359,7 @@ def test_a_buffer_cannot_be_assigned_before_init(nn):
         def __init__(self):
             self.b = Buffer(torch.ones(1))
 
-    raises(AttributeError,
+    raises_exactly(AttributeError,
            "cannot assign buffer before Module.__init__() call", Net)
 
 
@@ -386,7 +375,7 @@ def test_a_plain_attribute_can_be_assigned_before_init(nn):
 # --- register_parameter --------------------------------------------------
 
 def test_register_parameter_adds_a_parameter(nn):
-    m, w = nn.Module(), p(2)
+    m, w = nn.Module(), param(2)
     assert m.register_parameter("w", w) is None
     assert m._parameters == {"w": w}
 
@@ -398,48 +387,48 @@ def test_register_parameter_accepts_none(nn):
 
 
 def test_register_parameter_can_replace_its_own_parameter(nn):
-    m, w = nn.Module(), p(2)
-    m.register_parameter("w", p(1))
+    m, w = nn.Module(), param(2)
+    m.register_parameter("w", param(1))
     m.register_parameter("w", w)
     assert m._parameters == {"w": w}
 
 
 def test_register_parameter_rejects_a_non_string_name(nn):
-    raises(TypeError, "parameter name should be a string. Got int",
-           nn.Module().register_parameter, 1, p(1))
+    raises_exactly(TypeError, "parameter name should be a string. Got int",
+           nn.Module().register_parameter, 1, param(1))
 
 
 def test_register_parameter_rejects_a_dotted_name(nn):
-    raises(KeyError, 'parameter name can\'t contain "."',
-           nn.Module().register_parameter, "a.b", p(1))
+    raises_exactly(KeyError, 'parameter name can\'t contain "."',
+           nn.Module().register_parameter, "a.b", param(1))
 
 
 def test_register_parameter_rejects_an_empty_name(nn):
-    raises(KeyError, 'parameter name can\'t be empty string ""',
-           nn.Module().register_parameter, "", p(1))
+    raises_exactly(KeyError, 'parameter name can\'t be empty string ""',
+           nn.Module().register_parameter, "", param(1))
 
 
 def test_register_parameter_rejects_an_existing_attribute(nn):
     m = nn.Module()
     m.x = 1
-    raises(KeyError, "attribute 'x' already exists",
-           m.register_parameter, "x", p(1))
+    raises_exactly(KeyError, "attribute 'x' already exists",
+           m.register_parameter, "x", param(1))
 
 
 def test_register_parameter_rejects_a_method_name(nn):
-    raises(KeyError, "attribute 'add_module' already exists",
-           nn.Module().register_parameter, "add_module", p(1))
+    raises_exactly(KeyError, "attribute 'add_module' already exists",
+           nn.Module().register_parameter, "add_module", param(1))
 
 
 def test_register_parameter_rejects_a_buffer_name(nn):
     m = nn.Module()
     m.register_buffer("b", torch.ones(1))
-    raises(KeyError, "attribute 'b' already exists",
-           m.register_parameter, "b", p(1))
+    raises_exactly(KeyError, "attribute 'b' already exists",
+           m.register_parameter, "b", param(1))
 
 
 def test_register_parameter_rejects_a_plain_tensor(nn):
-    raises(TypeError, "cannot assign 'torch.FloatTensor' object to "
+    raises_exactly(TypeError, "cannot assign 'torch.FloatTensor' object to "
            "parameter 'w' (torch.nn.Parameter or None required)",
            nn.Module().register_parameter, "w", torch.ones(1))
 
@@ -447,14 +436,14 @@ def test_register_parameter_rejects_a_plain_tensor(nn):
 def test_register_parameter_rejects_a_non_leaf_parameter(nn):
     w = Parameter(torch.ones(2), requires_grad=False)
     w.mul_(torch.ones(2, requires_grad=True))  # now w has a grad_fn
-    raises(ValueError, "Cannot assign non-leaf Tensor to parameter 'w'. "
+    raises_exactly(ValueError, "Cannot assign non-leaf Tensor to parameter 'w'. "
            "Model parameters must be created explicitly. To express 'w' as "
            "a function of another Tensor, compute the value in the "
            "forward() method.", nn.Module().register_parameter, "w", w)
 
 
 def test_register_parameter_checks_the_name_before_the_value(nn):
-    raises(KeyError, 'parameter name can\'t be empty string ""',
+    raises_exactly(KeyError, 'parameter name can\'t be empty string ""',
            nn.Module().register_parameter, "", 3)
 
 
@@ -463,7 +452,7 @@ def test_register_parameter_before_init_is_refused(nn):
         def __init__(self):
             self.register_parameter("w", None)
 
-    raises(AttributeError,
+    raises_exactly(AttributeError,
            "cannot assign parameter before Module.__init__() call", Net)
 
 
@@ -503,7 +492,7 @@ def test_register_buffer_accepts_none(nn):
 
 
 def test_register_buffer_accepts_a_parameter(nn):
-    m, w = nn.Module(), p(1)
+    m, w = nn.Module(), param(1)
     m.register_buffer("b", w)
     assert m._buffers["b"] is w and m._parameters == {}
 
@@ -518,41 +507,41 @@ def test_register_buffer_accepts_a_tensor_like_object(nn):
 
 
 def test_register_buffer_rejects_a_non_string_name(nn):
-    raises(TypeError, "buffer name should be a string. Got float",
+    raises_exactly(TypeError, "buffer name should be a string. Got float",
            nn.Module().register_buffer, 1.5, torch.ones(1))
 
 
 def test_register_buffer_rejects_a_dotted_name(nn):
-    raises(KeyError, 'buffer name can\'t contain "."',
+    raises_exactly(KeyError, 'buffer name can\'t contain "."',
            nn.Module().register_buffer, "bn.mean", torch.ones(1))
 
 
 def test_register_buffer_rejects_an_empty_name(nn):
-    raises(KeyError, 'buffer name can\'t be empty string ""',
+    raises_exactly(KeyError, 'buffer name can\'t be empty string ""',
            nn.Module().register_buffer, "", torch.ones(1))
 
 
 def test_register_buffer_rejects_an_existing_attribute(nn):
-    raises(KeyError, "attribute 'training' already exists",
+    raises_exactly(KeyError, "attribute 'training' already exists",
            nn.Module().register_buffer, "training", torch.ones(1))
 
 
 def test_register_buffer_rejects_a_parameter_name(nn):
     m = nn.Module()
-    m.w = p(1)
-    raises(KeyError, "attribute 'w' already exists",
+    m.w = param(1)
+    raises_exactly(KeyError, "attribute 'w' already exists",
            m.register_buffer, "w", torch.ones(1))
 
 
 def test_register_buffer_rejects_a_non_tensor(nn):
-    raises(TypeError, "cannot assign 'list' object to buffer 'b' "
+    raises_exactly(TypeError, "cannot assign 'list' object to buffer 'b' "
            "(torch Tensor or None required)",
            nn.Module().register_buffer, "b", [0.0])
 
 
 def test_register_buffer_rejects_a_module(nn):
     m = nn.Module()
-    raises(TypeError, f"cannot assign '{torch.typename(m)}' object to "
+    raises_exactly(TypeError, f"cannot assign '{torch.typename(m)}' object to "
            "buffer 'b' (torch Tensor or None required)",
            m.register_buffer, "b", m)
 
@@ -562,7 +551,7 @@ def test_register_buffer_before_init_is_refused(nn):
         def __init__(self):
             self.register_buffer("b", None)
 
-    raises(AttributeError,
+    raises_exactly(AttributeError,
            "cannot assign buffer before Module.__init__() call", Net)
 
 
@@ -594,39 +583,39 @@ def test_register_module_is_add_module(nn):
 
 
 def test_add_module_rejects_a_non_module(nn):
-    raises(TypeError, "torch.FloatTensor is not a Module subclass",
+    raises_exactly(TypeError, "torch.FloatTensor is not a Module subclass",
            nn.Module().add_module, "c", torch.ones(1))
 
 
 def test_add_module_rejects_a_non_string_name(nn):
-    raises(TypeError, "module name should be a string. Got NoneType",
+    raises_exactly(TypeError, "module name should be a string. Got NoneType",
            nn.Module().add_module, None, nn.Module())
 
 
 def test_add_module_rejects_a_dotted_name_and_names_it(nn):
-    raises(KeyError, 'module name can\'t contain ".", got: a.b',
+    raises_exactly(KeyError, 'module name can\'t contain ".", got: a.b',
            nn.Module().add_module, "a.b", nn.Module())
 
 
 def test_add_module_rejects_an_empty_name(nn):
-    raises(KeyError, 'module name can\'t be empty string ""',
+    raises_exactly(KeyError, 'module name can\'t be empty string ""',
            nn.Module().add_module, "", nn.Module())
 
 
 def test_add_module_rejects_an_existing_attribute(nn):
     m = nn.Module()
-    m.w = p(1)
-    raises(KeyError, "attribute 'w' already exists",
+    m.w = param(1)
+    raises_exactly(KeyError, "attribute 'w' already exists",
            m.add_module, "w", nn.Module())
 
 
 def test_add_module_checks_the_value_before_the_name(nn):
-    raises(TypeError, "int is not a Module subclass",
+    raises_exactly(TypeError, "int is not a Module subclass",
            nn.Module().add_module, "", 3)
 
 
 def test_register_module_rejects_like_add_module(nn):
-    raises(KeyError, 'module name can\'t contain ".", got: x.y',
+    raises_exactly(KeyError, 'module name can\'t contain ".", got: x.y',
            nn.Module().register_module, "x.y", nn.Module())
 
 
@@ -635,13 +624,13 @@ def test_add_module_before_init_fails_on_the_missing_dict(nn):
         def __init__(self):
             self.add_module("c", None)
 
-    raises(AttributeError, "'Net' object has no attribute '_modules'", Net)
+    raises_exactly(AttributeError, "'Net' object has no attribute '_modules'", Net)
 
 
 # --- __getattr__ -----------------------------------------------------------
 
 def test_getattr_finds_parameters_buffers_and_modules(nn):
-    m, w, b, c = nn.Module(), p(1), torch.ones(1), nn.Module()
+    m, w, b, c = nn.Module(), param(1), torch.ones(1), nn.Module()
     m.w = w
     m.register_buffer("b", b)
     m.c = c
@@ -653,7 +642,7 @@ def test_getattr_reports_a_missing_name_with_the_class_name(nn):
     class Net(nn.Module):
         pass
 
-    raises(AttributeError, "'Net' object has no attribute 'missing'",
+    raises_exactly(AttributeError, "'Net' object has no attribute 'missing'",
            getattr, Net(), "missing")
 
 
@@ -667,12 +656,12 @@ def test_getattr_before_init_raises_attribute_error(nn):
         def __init__(self):
             self.w  # noqa: B018 (reading it is the test)
 
-    raises(AttributeError, "'Net' object has no attribute 'w'", Net)
+    raises_exactly(AttributeError, "'Net' object has no attribute 'w'", Net)
 
 
 def test_registered_names_stay_out_of_the_instance_dict(nn):
     m = nn.Module()
-    m.register_parameter("w", p(1))
+    m.register_parameter("w", param(1))
     m.register_buffer("b", torch.ones(1))
     m.add_module("c", nn.Module())
     assert not {"w", "b", "c"} & set(vars(m))
@@ -682,7 +671,7 @@ def test_registered_names_stay_out_of_the_instance_dict(nn):
 
 def test_delattr_removes_a_parameter(nn):
     m = nn.Module()
-    m.w = p(1)
+    m.w = param(1)
     del m.w
     assert state(m) == ([], [], [], []) and not hasattr(m, "w")
 
@@ -712,13 +701,13 @@ def test_delattr_of_a_missing_name_raises(nn):
     class Net(nn.Module):
         pass
 
-    raises(AttributeError, "'Net' object has no attribute 'missing'",
+    raises_exactly(AttributeError, "'Net' object has no attribute 'missing'",
            delattr, Net(), "missing")
 
 
 def test_delattr_frees_the_name_for_another_kind(nn):
     m = nn.Module()
-    m.x = p(1)
+    m.x = param(1)
     del m.x
     m.register_buffer("x", torch.ones(1))
     assert state(m) == ([], ["x"], [], [])
@@ -728,7 +717,7 @@ def test_delattr_frees_the_name_for_another_kind(nn):
 
 def test_dir_lists_registered_and_plain_names(nn):
     m = nn.Module()
-    m.w, m.c, m.x = p(1), nn.Module(), 1
+    m.w, m.c, m.x = param(1), nn.Module(), 1
     m.register_buffer("b", None)
     names = dir(m)
     assert {"w", "c", "x", "b", "training", "register_buffer"} <= set(names)
@@ -736,7 +725,7 @@ def test_dir_lists_registered_and_plain_names(nn):
 
 def test_dir_is_sorted(nn):
     m = nn.Module()
-    m.zz, m.aa = p(1), nn.Module()
+    m.zz, m.aa = param(1), nn.Module()
     # call __dir__ itself: builtin dir() sorts whatever __dir__ returns
     names = m.__dir__()
     assert names == sorted(names) and names.index("aa") < names.index("zz")
@@ -757,7 +746,7 @@ def test_dir_keeps_a_name_found_on_the_class_and_the_instance_twice(nn):
 
 def test_a_deep_copy_has_its_own_registries_in_the_same_order(nn):
     m = nn.Module()
-    m.w, m.c, m.x = p(1), nn.Module(), 1
+    m.w, m.c, m.x = param(1), nn.Module(), 1
     m.register_buffer("b", torch.ones(1), persistent=False)
     n = copy.deepcopy(m)
     assert list(vars(n)) == list(vars(m)) and state(n) == state(m)
@@ -800,7 +789,7 @@ def test_a_property_whose_getter_raises_attribute_error_is_missing(nn):
 
     # the message names the property, not missing_attr (torch's own
     # test_getattr_with_property is an expected failure for this reason)
-    raises(AttributeError, "'P' object has no attribute 'thing'",
+    raises_exactly(AttributeError, "'P' object has no attribute 'thing'",
            getattr, P(), "thing")
 
 
@@ -826,7 +815,7 @@ def test_the_instance_dict_comes_before_a_class_attribute(nn):
 
 def test_an_assignment_after_init_is_registered_too(nn):
     m = nn.Module()
-    m.late = p(1)
+    m.late = param(1)
     m.later = nn.Module()
     assert state(m) == (["late"], [], ["later"], [])
 
@@ -855,7 +844,7 @@ def registration_hooks(nn, **hooks):
 
 
 def test_a_parameter_hook_gets_the_module_the_name_and_the_parameter(nn):
-    calls, m, w = [], nn.Module(), p(1)
+    calls, m, w = [], nn.Module(), param(1)
     with registration_hooks(nn, parameter=lambda *a: calls.append(a)):
         m.register_parameter("w", w)
     assert len(calls) == 1
@@ -879,8 +868,8 @@ def _register(nn, how, value):
 
 
 REPLACED = [  # (kind, how it is registered, value, the hook's replacement)
-    ("parameter", "register_parameter", lambda nn: p(1), lambda nn: p(2)),
-    ("parameter", "setattr", lambda nn: p(1), lambda nn: p(2)),
+    ("parameter", "register_parameter", lambda nn: param(1), lambda nn: param(2)),
+    ("parameter", "setattr", lambda nn: param(1), lambda nn: param(2)),
     ("buffer", "register_buffer", lambda nn: torch.ones(1),
      lambda nn: torch.ones(2)),
     ("buffer", "setattr", lambda nn: Buffer(torch.ones(1)),
@@ -917,7 +906,7 @@ def test_a_registration_hook_that_returns_none_keeps_the_value(
 
 
 def test_registration_hooks_run_in_order_and_each_sees_the_last_result(nn):
-    seen, first, second = [], p(2), p(3)
+    seen, first, second = [], param(2), param(3)
 
     def hook(label, result):
         def run(module, name, param):
@@ -929,7 +918,7 @@ def test_registration_hooks_run_in_order_and_each_sees_the_last_result(nn):
     with registration_hooks(nn, parameter=hook("a", first)), \
             registration_hooks(nn, parameter=hook("b", None)), \
             registration_hooks(nn, parameter=hook("c", second)):
-        m.w = p(1)
+        m.w = param(1)
     assert seen == [("a", 1), ("b", 2), ("c", 2)] and m.w is second
 
 
@@ -981,7 +970,7 @@ def test_a_registration_hook_runs_only_after_every_check_passed(nn):
                             buffer=lambda *a: calls.append(a),
                             module=lambda *a: calls.append(a)):
         m = nn.Module()
-        for bad in (lambda: m.register_parameter("a.b", p(1)),
+        for bad in (lambda: m.register_parameter("a.b", param(1)),
                     lambda: m.register_parameter("w", torch.ones(1)),
                     lambda: m.register_buffer("", torch.ones(1)),
                     lambda: m.register_buffer("b", [1]),
@@ -996,7 +985,7 @@ def test_a_parameter_hook_result_is_stored_without_a_check(nn):
     plain = torch.ones(1)  # not a Parameter: torch does not look again
     with registration_hooks(nn, parameter=lambda m, name, v: plain):
         m = nn.Module()
-        m.w = p(1)
+        m.w = param(1)
     assert m._parameters["w"] is plain
 
 
@@ -1017,7 +1006,7 @@ def test_a_failing_registration_hook_registers_nothing(nn):
 
     m = nn.Module()
     with registration_hooks(nn, buffer=refuse):
-        raises(ValueError, "no b", m.register_buffer, "b", torch.ones(1))
+        raises_exactly(ValueError, "no b", m.register_buffer, "b", torch.ones(1))
     assert state(m) == ([], [], [], [])
 
 
@@ -1027,7 +1016,7 @@ def test_registration_hooks_see_the_modules_of_every_subclass(nn):
     class Layer(nn.Module):
         def __init__(self):
             super().__init__()
-            self.weight = p(2)
+            self.weight = param(2)
             self.register_buffer("count", torch.zeros(()))
 
     with registration_hooks(nn, parameter=lambda m, n, v: names.append(n),
@@ -1069,7 +1058,7 @@ def test_an_old_register_buffer_override_without_persistent_still_works(nn):
 
 def test_an_old_override_refuses_a_non_persistent_buffer(nn):
     m = _old_override(nn)
-    raises(RuntimeError, "Registering a non-persistent buffer on a Module "
+    raises_exactly(RuntimeError, "Registering a non-persistent buffer on a Module "
            "subclass that implements register_buffer() without the "
            "persistent argument is not allowed.", setattr, m, "b",
            Buffer(torch.ones(1), persistent=False))
@@ -1112,19 +1101,19 @@ def test_a_layer_with_an_old_override_keeps_its_buffer_in_state_dict(nn):
 # --- odd names, and random sequences of registrations -----------------------
 
 def test_a_parameter_cannot_take_a_method_name(nn):
-    raises(KeyError, "attribute 'register_buffer' already exists",
-           setattr, nn.Module(), "register_buffer", p(1))
+    raises_exactly(KeyError, "attribute 'register_buffer' already exists",
+           setattr, nn.Module(), "register_buffer", param(1))
 
 
 def test_a_parameter_named_training_replaces_the_flag(nn):
-    m, w = nn.Module(), p(1)
+    m, w = nn.Module(), param(1)
     m.training = w
     assert "training" not in vars(m) and m.training is w
 
 
 def _value(nn, kind):
     return {
-        "Parameter": lambda: p(1),
+        "Parameter": lambda: param(1),
         "Buffer": lambda: Buffer(torch.ones(1)),
         "Buffer(persistent=False)": lambda: Buffer(torch.ones(1),
                                                    persistent=False),

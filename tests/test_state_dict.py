@@ -10,9 +10,10 @@ import torch
 from torch.nn import Parameter
 
 from helpers import error_of
+from support import make_mlp
 
 
-def make_net(nn):
+def make_state_net(nn):
     """A two-level tree with a None parameter, a non-persistent buffer and
     an integer buffer: everything state_dict must sort out."""
 
@@ -39,7 +40,7 @@ def make_net(nn):
 
 def fresh(nn, seed=1):
     torch.manual_seed(seed)
-    net = make_net(nn)
+    net = make_state_net(nn)
     with torch.no_grad():
         for t in net.state_dict(keep_vars=True).values():
             t.copy_(torch.randn(t.shape) * 10)
@@ -73,16 +74,16 @@ NET_KEYS = ["scale", "steps", "a.weight", "a.bias", "a.running",
 # -- saving -----------------------------------------------------------------
 
 def test_state_dict_orders_parameters_then_buffers_then_children(nn):
-    assert list(make_net(nn).state_dict()) == NET_KEYS
+    assert list(make_state_net(nn).state_dict()) == NET_KEYS
 
 
 def test_state_dict_leaves_out_none_and_non_persistent_buffers(nn):
-    keys = make_net(nn).state_dict()
+    keys = make_state_net(nn).state_dict()
     assert "a.unused" not in keys and "a.scratch" not in keys
 
 
 def test_state_dict_is_an_ordered_dict_with_metadata(nn):
-    sd = make_net(nn).state_dict()
+    sd = make_state_net(nn).state_dict()
     assert type(sd) is OrderedDict
     assert sd._metadata == OrderedDict(
         [("", {"version": 1}), ("a", {"version": 1}), ("b", {"version": 1})])
@@ -101,7 +102,7 @@ def test_metadata_records_a_class_version(nn):
 
 
 def test_state_dict_tensors_are_detached_but_share_memory(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     sd = net.state_dict()
     assert not sd["a.weight"].requires_grad
     assert type(sd["a.weight"]) is torch.Tensor
@@ -109,13 +110,13 @@ def test_state_dict_tensors_are_detached_but_share_memory(nn):
 
 
 def test_keep_vars_returns_the_parameters_themselves(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     sd = net.state_dict(keep_vars=True)
     assert sd["a.weight"] is net.a.weight and sd["steps"] is net.steps
 
 
 def test_state_dict_prefix_and_destination(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     dest = OrderedDict(other=1)
     out = net.a.state_dict(destination=dest, prefix="enc.")
     assert out is dest
@@ -124,7 +125,7 @@ def test_state_dict_prefix_and_destination(nn):
 
 
 def test_state_dict_of_a_shared_child_repeats_its_keys(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.b = net.a
     sd = net.state_dict()
     assert list(sd) == NET_KEYS
@@ -155,7 +156,7 @@ def test_extra_state_for_a_class_without_it_is_unexpected(nn):
 
 
 def test_state_dict_pre_hook_sees_prefix_and_keep_vars(nn):
-    net, seen = make_net(nn), []
+    net, seen = make_state_net(nn), []
     net.b.register_state_dict_pre_hook(
         lambda m, prefix, keep_vars: seen.append((prefix, keep_vars)))
     net.state_dict(keep_vars=True)
@@ -163,7 +164,7 @@ def test_state_dict_pre_hook_sees_prefix_and_keep_vars(nn):
 
 
 def test_state_dict_post_hook_edits_in_place(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
 
     def drop_running(module, sd, prefix, local_metadata):
         del sd[prefix + "running"]
@@ -173,14 +174,14 @@ def test_state_dict_post_hook_edits_in_place(nn):
 
 
 def test_state_dict_post_hook_must_return_none(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.register_state_dict_post_hook(lambda m, sd, p, meta: {})
     assert error_of(net.state_dict) == (
         "RuntimeError: state_dict post-hook must return None")
 
 
 def test_private_state_dict_hook_may_replace_the_root_result(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     net._register_state_dict_hook(lambda m, sd, p, meta: {"only": 1})
     assert net.state_dict() == {"only": 1}
 
@@ -189,7 +190,7 @@ def test_public_hook_cannot_be_registered_privately(nn):
     def hook(m, sd, p, meta):
         pass
 
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.register_state_dict_post_hook(hook)
     assert error_of(net._register_state_dict_hook, hook) == (
         "RuntimeError: Cannot register the same function as the state dict "
@@ -198,7 +199,7 @@ def test_public_hook_cannot_be_registered_privately(nn):
 
 
 def test_removed_state_dict_hook_no_longer_runs(nn):
-    net, seen = make_net(nn), []
+    net, seen = make_state_net(nn), []
     handle = net.register_state_dict_pre_hook(lambda *a: seen.append(1))
     handle.remove()
     net.state_dict()
@@ -215,7 +216,7 @@ def test_get_extra_state_of_a_plain_module_raises(nn):
 # -- loading ------------------------------------------------------------------
 
 def test_load_copies_values_into_the_same_tensors(nn):
-    net, source = make_net(nn), fresh(nn)
+    net, source = make_state_net(nn), fresh(nn)
     weight = net.a.weight
     result = net.load_state_dict(source.state_dict())
     assert repr(result) == "<All keys matched successfully>"
@@ -225,7 +226,7 @@ def test_load_copies_values_into_the_same_tensors(nn):
 
 
 def test_load_leaves_non_persistent_buffers_alone(nn):
-    net, source = make_net(nn), fresh(nn)
+    net, source = make_state_net(nn), fresh(nn)
     net.load_state_dict(source.state_dict())
     assert torch.equal(net.a.scratch, torch.ones(3))
 
@@ -235,7 +236,7 @@ def test_strict_load_reports_missing_and_unexpected_keys(nn):
     del sd["a.bias"], sd["steps"]
     sd["a.extra"] = torch.zeros(1)
     sd["c.weight"] = torch.zeros(1)
-    assert error_of(make_net(nn).load_state_dict, sd) == (
+    assert error_of(make_state_net(nn).load_state_dict, sd) == (
         "RuntimeError: Error(s) in loading state_dict for Net:\n\t"
         'Missing key(s) in state_dict: "steps", "a.bias". \n\t'
         'Unexpected key(s) in state_dict: "c.weight", "a.extra". ')
@@ -245,7 +246,7 @@ def test_non_strict_load_returns_the_keys_as_a_named_tuple(nn):
     sd = fresh(nn).state_dict()
     del sd["b.running"]
     sd["zzz"] = torch.zeros(1)
-    result = make_net(nn).load_state_dict(sd, strict=False)
+    result = make_state_net(nn).load_state_dict(sd, strict=False)
     assert result == (["b.running"], ["zzz"])
     assert result.missing_keys == ["b.running"]
     assert repr(result) == str(result) == (
@@ -254,7 +255,7 @@ def test_non_strict_load_returns_the_keys_as_a_named_tuple(nn):
 
 
 def test_non_strict_load_still_copies_what_matches(nn):
-    net, source = make_net(nn), fresh(nn)
+    net, source = make_state_net(nn), fresh(nn)
     net.load_state_dict({"a.weight": source.a.weight}, strict=False)
     assert torch.equal(net.a.weight, source.a.weight)
 
@@ -263,7 +264,7 @@ def test_size_mismatch_is_reported_after_the_key_lists(nn):
     sd = fresh(nn).state_dict()
     sd["b.weight"] = torch.zeros(2, 3)
     del sd["a.bias"]
-    assert error_of(make_net(nn).load_state_dict, sd) == (
+    assert error_of(make_state_net(nn).load_state_dict, sd) == (
         "RuntimeError: Error(s) in loading state_dict for Net:\n\t"
         'Missing key(s) in state_dict: "a.bias". \n\t'
         "size mismatch for b.weight: copying a param with shape "
@@ -274,7 +275,7 @@ def test_size_mismatch_is_reported_after_the_key_lists(nn):
 def test_size_mismatch_raises_even_when_not_strict(nn):
     sd = fresh(nn).state_dict()
     sd["scale"] = torch.zeros(2)
-    assert error_of(make_net(nn).load_state_dict, sd, strict=False) == (
+    assert error_of(make_state_net(nn).load_state_dict, sd, strict=False) == (
         "RuntimeError: Error(s) in loading state_dict for Net:\n\t"
         "size mismatch for scale: copying a param with shape "
         "torch.Size([2]) from checkpoint, the shape in current model is "
@@ -284,7 +285,7 @@ def test_size_mismatch_raises_even_when_not_strict(nn):
 def test_a_value_that_is_not_a_tensor_is_an_error(nn):
     sd = fresh(nn).state_dict()
     sd["a.weight"] = [[1.0, 2.0]] * 3
-    assert error_of(make_net(nn).load_state_dict, sd) == (
+    assert error_of(make_state_net(nn).load_state_dict, sd) == (
         "RuntimeError: Error(s) in loading state_dict for Net:\n\t"
         'While copying the parameter named "a.weight", expected '
         "torch.Tensor or Tensor-like object from checkpoint but received "
@@ -292,14 +293,14 @@ def test_a_value_that_is_not_a_tensor_is_an_error(nn):
 
 
 def test_load_of_something_not_a_mapping_is_a_type_error(nn):
-    assert error_of(make_net(nn).load_state_dict, [1, 2]) == (
+    assert error_of(make_state_net(nn).load_state_dict, [1, 2]) == (
         "TypeError: Expected state_dict to be dict-like, got <class 'list'>.")
 
 
 def test_one_element_vector_loads_into_a_scalar(nn):
     sd = fresh(nn).state_dict()
     sd["scale"] = torch.tensor([2.5])
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.load_state_dict(sd)
     assert net.scale.shape == () and net.scale.item() == 2.5
 
@@ -307,7 +308,7 @@ def test_one_element_vector_loads_into_a_scalar(nn):
 def test_only_a_one_element_vector_loads_into_a_scalar(nn):
     sd = fresh(nn).state_dict()
     sd["scale"] = torch.tensor([2.5, 3.5])  # not the torch 0.3 form
-    assert error_of(make_net(nn).load_state_dict, sd) == (
+    assert error_of(make_state_net(nn).load_state_dict, sd) == (
         "RuntimeError: Error(s) in loading state_dict for Net:\n\t"
         "size mismatch for scale: copying a param with shape "
         "torch.Size([2]) from checkpoint, the shape in current model is "
@@ -316,7 +317,7 @@ def test_only_a_one_element_vector_loads_into_a_scalar(nn):
 
 def test_copy_casts_the_checkpoint_dtype_silently(nn):
     sd = {k: v.double() for k, v in fresh(nn).state_dict().items()}
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.load_state_dict(sd)
     assert net.a.weight.dtype == torch.float32
     assert net.steps.dtype == torch.int64
@@ -324,7 +325,7 @@ def test_copy_casts_the_checkpoint_dtype_silently(nn):
 
 
 def test_failed_strict_load_has_already_copied_other_tensors(nn):
-    net, source = make_net(nn), fresh(nn)
+    net, source = make_state_net(nn), fresh(nn)
     sd = source.state_dict()
     sd["b.bias"] = torch.zeros(4)
     assert error_of(net.load_state_dict, sd) is not None
@@ -335,7 +336,7 @@ def test_failed_strict_load_has_already_copied_other_tensors(nn):
 def test_copy_error_is_wrapped_with_both_shapes(nn):
     sd = fresh(nn).state_dict()
     sd["a.bias"] = torch.empty(3, device="meta")
-    assert error_of(make_net(nn).load_state_dict, sd) == (
+    assert error_of(make_state_net(nn).load_state_dict, sd) == (
         "RuntimeError: Error(s) in loading state_dict for Net:\n\t"
         'While copying the parameter named "a.bias", whose dimensions in '
         "the model are torch.Size([3]) and whose dimensions in the "
@@ -344,14 +345,14 @@ def test_copy_error_is_wrapped_with_both_shapes(nn):
 
 
 def test_keys_of_a_none_child_are_not_unexpected(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.b = None
     result = net.load_state_dict(fresh(nn).state_dict())
     assert repr(result) == "<All keys matched successfully>"
 
 
 def test_assign_takes_the_checkpoint_tensors(nn):
-    net, sd = make_net(nn), fresh(nn).state_dict()
+    net, sd = make_state_net(nn), fresh(nn).state_dict()
     sd["a.weight"] = sd["a.weight"].double()
     net.load_state_dict(sd, assign=True)
     assert type(net.a.weight) is Parameter
@@ -361,7 +362,7 @@ def test_assign_takes_the_checkpoint_tensors(nn):
 
 
 def test_assign_keeps_the_models_requires_grad(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.a.weight.requires_grad_(False)
     sd = {k: Parameter(v) for k, v in fresh(nn).state_dict().items()
           if v.is_floating_point()}
@@ -372,13 +373,13 @@ def test_assign_keeps_the_models_requires_grad(nn):
 
 def test_assign_writes_its_flag_into_the_callers_metadata(nn):
     sd = fresh(nn).state_dict()
-    make_net(nn).load_state_dict(sd, assign=True)
+    make_state_net(nn).load_state_dict(sd, assign=True)
     assert sd._metadata["a"] == {"version": 1,
                                  "assign_to_params_buffers": True}
 
 
 def test_assign_materialises_a_meta_model(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     with torch.no_grad():
         for m in [net, net.a, net.b]:
             for k, v in m._parameters.items():
@@ -392,7 +393,7 @@ def test_assign_materialises_a_meta_model(nn):
 
 
 def test_copy_into_a_meta_parameter_warns_and_does_nothing(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.a.weight = Parameter(torch.empty(3, 2, device="meta"))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -407,7 +408,7 @@ def test_copy_into_a_meta_parameter_warns_and_does_nothing(nn):
 
 
 def test_swap_tensors_keeps_the_objects_and_takes_the_dtype(nn):
-    net, sd = make_net(nn), fresh(nn).state_dict()
+    net, sd = make_state_net(nn), fresh(nn).state_dict()
     sd["a.weight"] = sd["a.weight"].double()
     weight = net.a.weight
     torch.__future__.set_swap_module_params_on_conversion(True)
@@ -424,7 +425,7 @@ def test_swap_error_message_says_swapping(nn):
     sd["a.bias"] = torch.empty(3, device="meta")
     torch.__future__.set_swap_module_params_on_conversion(True)
     try:
-        message = error_of(make_net(nn).load_state_dict, sd)
+        message = error_of(make_state_net(nn).load_state_dict, sd)
     finally:
         torch.__future__.set_swap_module_params_on_conversion(False)
     assert 'While swapping the parameter named "a.bias"' in message
@@ -463,7 +464,7 @@ def test_local_metadata_version_lets_a_module_read_old_checkpoints(nn):
 
 def test_local_metadata_is_empty_without_metadata(nn):
     seen = []
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.a.register_load_state_dict_pre_hook(
         lambda m, sd, prefix, meta, *rest: seen.append((prefix, meta)))
     net.load_state_dict(dict(fresh(nn).state_dict()))
@@ -472,7 +473,7 @@ def test_local_metadata_is_empty_without_metadata(nn):
 
 def test_load_pre_hook_gets_the_module_and_its_slice(nn):
     seen = []
-    net = make_net(nn)
+    net = make_state_net(nn)
 
     def hook(module, sd, prefix, meta, strict, missing, unexpected, errors):
         seen.append((module is net.b, prefix, list(sd), meta, strict))
@@ -485,7 +486,7 @@ def test_load_pre_hook_gets_the_module_and_its_slice(nn):
 
 def test_private_load_pre_hook_without_module(nn):
     seen = []
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.a._register_load_state_dict_pre_hook(
         lambda sd, prefix, *rest: seen.append(prefix))
     net.load_state_dict(fresh(nn).state_dict())
@@ -493,7 +494,7 @@ def test_private_load_pre_hook_without_module(nn):
 
 
 def test_load_pre_hook_error_message_joins_the_report(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.a.register_load_state_dict_pre_hook(
         lambda m, sd, p, meta, strict, missing, unexpected, errors:
         errors.append("refused by a hook"))
@@ -503,7 +504,7 @@ def test_load_pre_hook_error_message_joins_the_report(nn):
 
 
 def test_load_post_hooks_run_children_first(nn):
-    order, net = [], make_net(nn)
+    order, net = [], make_state_net(nn)
     for name in ["", "a", "b"]:
         module = getattr(net, name) if name else net
         module.register_load_state_dict_post_hook(
@@ -513,7 +514,7 @@ def test_load_post_hooks_run_children_first(nn):
 
 
 def test_load_post_hook_can_forgive_missing_keys(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.register_load_state_dict_post_hook(
         lambda m, keys: keys.missing_keys.clear())
     result = net.load_state_dict({})
@@ -521,7 +522,7 @@ def test_load_post_hook_can_forgive_missing_keys(nn):
 
 
 def test_load_post_hook_must_return_none(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     net.register_load_state_dict_post_hook(lambda m, keys: keys)
     assert error_of(net.load_state_dict, fresh(nn).state_dict()) == (
         "AssertionError: Hooks registered with "
@@ -531,7 +532,7 @@ def test_load_post_hook_must_return_none(nn):
 
 
 def test_removed_load_hooks_no_longer_run(nn):
-    seen, net = [], make_net(nn)
+    seen, net = [], make_state_net(nn)
     net.register_load_state_dict_pre_hook(lambda *a: seen.append(1)).remove()
     net.register_load_state_dict_post_hook(lambda *a: seen.append(2)).remove()
     net.load_state_dict(fresh(nn).state_dict())
@@ -541,7 +542,7 @@ def test_removed_load_hooks_no_longer_run(nn):
 # -- across backends ----------------------------------------------------------
 
 def test_both_backends_save_the_same_state_dict(both):
-    real, mini = make_net(both[0]).state_dict(), make_net(both[1]).state_dict()
+    real, mini = (make_state_net(nn).state_dict() for nn in both)
     assert list(real) == list(mini) and real._metadata == mini._metadata
     assert all(torch.equal(real[k], mini[k]) for k in real)
 
@@ -552,9 +553,9 @@ def test_a_torch_checkpoint_loads_into_mininn_and_back(both):
     buffer = io.BytesIO()
     torch.save(source.state_dict(), buffer)
     buffer.seek(0)
-    into_mini = make_net(mini)
+    into_mini = make_state_net(mini)
     into_mini.load_state_dict(torch.load(buffer, weights_only=True))
-    back = make_net(real)
+    back = make_state_net(real)
     back.load_state_dict(into_mini.state_dict())
     for key, value in source.state_dict().items():
         assert torch.equal(into_mini.state_dict()[key], value)
@@ -568,7 +569,7 @@ def test_every_load_error_reads_the_same_on_both(both):
         sd["b.bias"] = "text"
         del sd["steps"]
         sd["b.new"] = torch.zeros(1)
-        return make_net(nn).load_state_dict, sd
+        return make_state_net(nn).load_state_dict, sd
 
     real, mini = [error_of(*cases(nn)) for nn in both]
     assert real == mini and real.startswith("RuntimeError")
@@ -576,26 +577,26 @@ def test_every_load_error_reads_the_same_on_both(both):
 
 # -- all or nothing ----------------------------------------------------------
 
-def snapshot(net):
+def state_copy(net):
     return [(k, v.clone()) for k, v in net.state_dict(keep_vars=True).items()]
 
 
 def test_all_or_nothing_leaves_the_model_untouched_on_error(nn):
     from mininn import load_all_or_nothing
 
-    net, sd = make_net(nn), fresh(nn).state_dict()
+    net, sd = make_state_net(nn), fresh(nn).state_dict()
     sd["b.bias"] = torch.zeros(4)  # after a.* in loading order
-    before = snapshot(net)
+    before = state_copy(net)
     assert error_of(load_all_or_nothing, net, sd) == error_of(
-        make_net(nn).load_state_dict, sd)
-    after = snapshot(net)
+        make_state_net(nn).load_state_dict, sd)
+    after = state_copy(net)
     assert all(torch.equal(a, b) for (_, a), (_, b) in zip(before, after))
 
 
 def test_all_or_nothing_puts_back_assigned_tensors(nn):
     from mininn import load_all_or_nothing
 
-    net, sd = make_net(nn), fresh(nn).state_dict()
+    net, sd = make_state_net(nn), fresh(nn).state_dict()
     weight = net.a.weight
     sd["b.running"] = "not a tensor"
     assert error_of(load_all_or_nothing, net, sd, assign=True) is not None
@@ -622,7 +623,7 @@ def test_all_or_nothing_restores_extra_state(nn):
 def test_all_or_nothing_loads_like_load_state_dict_on_success(nn):
     from mininn import load_all_or_nothing
 
-    net, source = make_net(nn), fresh(nn)
+    net, source = make_state_net(nn), fresh(nn)
     result = load_all_or_nothing(net, source.state_dict(), strict=False)
     assert repr(result) == "<All keys matched successfully>"
     assert torch.equal(net.b.weight, source.b.weight)
@@ -675,7 +676,7 @@ def test_batch_norm_on_meta_gets_a_fresh_counter_from_an_old_checkpoint(nn):
 
 
 def test_dead_modules_load_pre_hook_refuses_to_run(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     handle = net.register_load_state_dict_pre_hook(lambda *args: None)
     wrapped = net._load_state_dict_pre_hooks[handle.id]
     del net  # nothing else refers to it: freed at once
@@ -686,7 +687,7 @@ def test_dead_modules_load_pre_hook_refuses_to_run(nn):
 # -- the positional form ------------------------------------------------------
 
 def test_state_dict_reads_positional_arguments_with_a_future_warning(nn):
-    net = make_net(nn)
+    net = make_state_net(nn)
     with pytest.warns(FutureWarning) as caught:
         keys = list(net.state_dict(None, "p."))
     assert keys == ["p." + k for k in NET_KEYS]
@@ -697,7 +698,7 @@ def test_state_dict_reads_positional_arguments_with_a_future_warning(nn):
 
 
 def test_positional_destination_and_keep_vars_are_used(nn):
-    net, into = make_net(nn), OrderedDict()
+    net, into = make_state_net(nn), OrderedDict()
     with pytest.warns(FutureWarning):
         out = net.state_dict(into, "", True)
     assert out is into and out["a.weight"] is net.a.weight
@@ -706,14 +707,14 @@ def test_positional_destination_and_keep_vars_are_used(nn):
 
 def test_keywords_win_over_positional_arguments(nn):
     with pytest.warns(FutureWarning):
-        keys = list(make_net(nn).state_dict(None, "p.", prefix="q."))
+        keys = list(make_state_net(nn).state_dict(None, "p.", prefix="q."))
     assert keys[0] == "q.scale"
 
 
 # -- what a load does to the tensor objects -------------------------------------
 
 def test_copy_keeps_the_objects_their_memory_and_their_grads(nn):
-    net, sd = make_net(nn), fresh(nn).state_dict()
+    net, sd = make_state_net(nn), fresh(nn).state_dict()
     net.a.weight.grad = torch.ones(3, 2)
     weight, ptr = net.a.weight, net.a.weight.data_ptr()
     net.load_state_dict(sd)
@@ -722,7 +723,7 @@ def test_copy_keeps_the_objects_their_memory_and_their_grads(nn):
 
 
 def test_assign_puts_in_a_new_parameter_on_the_checkpoints_memory(nn):
-    net, sd = make_net(nn), fresh(nn).state_dict()
+    net, sd = make_state_net(nn), fresh(nn).state_dict()
     weight = net.a.weight
     net.load_state_dict(sd, assign=True)
     assert net.a.weight is not weight
@@ -732,7 +733,7 @@ def test_assign_puts_in_a_new_parameter_on_the_checkpoints_memory(nn):
 
 
 def test_swap_flag_keeps_the_object_and_drops_its_grad(nn):
-    net, sd = make_net(nn), fresh(nn).state_dict()
+    net, sd = make_state_net(nn), fresh(nn).state_dict()
     net.a.weight.grad = torch.ones(3, 2)
     weight = net.a.weight
     torch.__future__.set_swap_module_params_on_conversion(True)
@@ -745,12 +746,6 @@ def test_swap_flag_keeps_the_object_and_drops_its_grad(nn):
 
 
 # -- real layers across backends ----------------------------------------------
-
-def make_mlp(nn):
-    torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(),
-                         nn.Linear(8, 2))
-
 
 def test_layers_save_the_same_state_dict_on_both(both):
     real, mini = make_mlp(both[0]).state_dict(), make_mlp(both[1]).state_dict()
@@ -777,7 +772,7 @@ def test_loaded_networks_give_identical_outputs_both_ways(both):
 def test_all_or_nothing_undoes_a_swapping_load(nn):
     from mininn import load_all_or_nothing
 
-    net, sd = make_net(nn), fresh(nn).state_dict()
+    net, sd = make_state_net(nn), fresh(nn).state_dict()
     sd["a.weight"] = sd["a.weight"].double()
     sd["b.bias"] = torch.zeros(4)
     weight, before = net.a.weight, net.a.weight.detach().clone()
@@ -795,7 +790,7 @@ def test_all_or_nothing_undoes_a_swapping_load_into_a_meta_model(nn):
     from mininn import load_all_or_nothing
 
     with torch.device("meta"):
-        net = make_net(nn)
+        net = make_state_net(nn)
     weight, steps = net.a.weight, net.steps
     sd = fresh(nn).state_dict()
     sd["b.bias"] = torch.zeros(4)

@@ -12,9 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch.nn import Buffer, Parameter
 
-
-def p(*shape):
-    return Parameter(torch.ones(*shape))
+from support import param, raises_exactly
 
 
 def tree(nn):
@@ -22,8 +20,8 @@ def tree(nn):
     class Leaf(nn.Module):
         def __init__(self, n=2):
             super().__init__()
-            self.weight = p(n, n)
-            self.bias = p(n)
+            self.weight = param(n, n)
+            self.bias = param(n)
             self.register_buffer("mean", torch.zeros(n))
 
     class Pair(nn.Module):
@@ -35,7 +33,7 @@ def tree(nn):
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
-            self.scale = p(1)
+            self.scale = param(1)
             self.first = Leaf()
             self.pair = Pair()
             self.register_buffer("steps", torch.zeros(()))
@@ -44,23 +42,15 @@ def tree(nn):
     return Net()
 
 
-def names(pairs):
+def first_of(pairs):
     return [name for name, _ in pairs]
-
-
-def raises(exc, message, fn, *args, **kwargs):
-    """Assert fn(...) raises exactly `exc` with exactly `message`."""
-    with pytest.raises(exc) as info:
-        fn(*args, **kwargs)
-    assert type(info.value) is exc
-    assert str(info.value) == message
 
 
 # --- named_children / children ------------------------------------------
 
 def test_named_children_yields_direct_children_in_registration_order(nn):
     net = tree(nn)
-    assert names(net.named_children()) == ["first", "pair", "last"]
+    assert first_of(net.named_children()) == ["first", "pair", "last"]
     assert [m for _, m in net.named_children()] == [
         net.first, net.pair, net.last]
 
@@ -69,7 +59,7 @@ def test_named_children_skips_none_and_a_second_name(nn):
     net = tree(nn)
     net.register_module("empty", None)
     net.again = net.first
-    assert names(net.named_children()) == ["first", "pair", "last"]
+    assert first_of(net.named_children()) == ["first", "pair", "last"]
 
 
 def test_children_are_named_children_without_names(nn):
@@ -81,33 +71,33 @@ def test_children_are_named_children_without_names(nn):
 # --- named_modules / modules --------------------------------------------
 
 def test_named_modules_yields_self_first_then_children_depth_first(nn):
-    assert names(tree(nn).named_modules()) == [
+    assert first_of(tree(nn).named_modules()) == [
         "", "first", "pair", "pair.left", "pair.right", "last"]
 
 
 def test_named_modules_prefix_names_the_root(nn):
-    assert names(tree(nn).named_modules(prefix="net"))[:4] == [
+    assert first_of(tree(nn).named_modules(prefix="net"))[:4] == [
         "net", "net.first", "net.pair", "net.pair.left"]
 
 
 def test_named_modules_visits_a_shared_child_once(nn):
     net = tree(nn)
     net.pair.right = net.first
-    assert names(net.named_modules()) == [
+    assert first_of(net.named_modules()) == [
         "", "first", "pair", "pair.left", "last"]
 
 
 def test_named_modules_skips_the_subtree_of_a_shared_module(nn):
     net = tree(nn)
     net.again = net.pair
-    assert names(net.named_modules()) == [
+    assert first_of(net.named_modules()) == [
         "", "first", "pair", "pair.left", "pair.right", "last"]
 
 
 def test_named_modules_remove_duplicate_false_visits_every_path(nn):
     net = tree(nn)
     net.again = net.pair
-    assert names(net.named_modules(remove_duplicate=False))[-4:] == [
+    assert first_of(net.named_modules(remove_duplicate=False))[-4:] == [
         "last", "again", "again.left", "again.right"]
 
 
@@ -115,22 +105,22 @@ def test_named_modules_remove_duplicate_false_keeps_two_names_in_one_parent(
         nn):
     outer, inner = nn.Module(), nn.Module()
     outer.a, outer.b = inner, inner
-    assert names(outer.named_modules(remove_duplicate=False)) == [
+    assert first_of(outer.named_modules(remove_duplicate=False)) == [
         "", "a", "b"]
-    assert names(outer.named_children()) == ["a"]
+    assert first_of(outer.named_children()) == ["a"]
 
 
 def test_named_modules_skips_none_children(nn):
     net = tree(nn)
     net.pair.register_module("left", None)
-    assert names(net.named_modules()) == [
+    assert first_of(net.named_modules()) == [
         "", "first", "pair", "pair.right", "last"]
 
 
 def test_named_modules_skips_modules_already_in_a_given_memo(nn):
     net = tree(nn)
     memo = {net.pair}
-    assert names(net.named_modules(memo)) == ["", "first", "last"]
+    assert first_of(net.named_modules(memo)) == ["", "first", "last"]
     assert net in memo and net.last in memo
 
 
@@ -142,7 +132,7 @@ def test_named_modules_of_a_module_in_the_memo_is_empty(nn):
 def test_named_modules_terminates_on_a_cycle(nn):
     net = tree(nn)
     net.pair.back = net
-    assert names(net.named_modules())[-2:] == ["pair.right", "last"]
+    assert first_of(net.named_modules())[-2:] == ["pair.right", "last"]
 
 
 def test_modules_are_named_modules_without_names(nn):
@@ -162,7 +152,7 @@ def test_named_modules_is_a_lazy_generator(nn):
 # --- named_parameters / parameters --------------------------------------
 
 def test_named_parameters_lists_own_then_each_child_depth_first(nn):
-    assert names(tree(nn).named_parameters()) == [
+    assert first_of(tree(nn).named_parameters()) == [
         "scale", "first.weight", "first.bias",
         "pair.left.weight", "pair.left.bias",
         "pair.right.weight", "pair.right.bias",
@@ -172,7 +162,7 @@ def test_named_parameters_lists_own_then_each_child_depth_first(nn):
 def test_named_parameters_lists_a_tied_weight_once(nn):
     net = tree(nn)
     net.last.weight = net.first.weight
-    got = names(net.named_parameters())
+    got = first_of(net.named_parameters())
     assert "first.weight" in got and "last.weight" not in got
     assert len(got) == 8
 
@@ -181,33 +171,33 @@ def test_named_parameters_remove_duplicate_false_lists_every_name(nn):
     net = tree(nn)
     net.last.weight = net.first.weight
     got = list(net.named_parameters(remove_duplicate=False))
-    assert names(got)[-2:] == ["last.weight", "last.bias"]
+    assert first_of(got)[-2:] == ["last.weight", "last.bias"]
     assert got[-2][1] is got[1][1]
 
 
 def test_named_parameters_of_a_shared_module_with_every_name(nn):
     net = tree(nn)
     net.again = net.first
-    assert names(net.named_parameters()) == names(tree(nn).named_parameters())
-    assert names(net.named_parameters(remove_duplicate=False))[-2:] == [
+    assert first_of(net.named_parameters()) == first_of(tree(nn).named_parameters())
+    assert first_of(net.named_parameters(remove_duplicate=False))[-2:] == [
         "again.weight", "again.bias"]
 
 
 def test_named_parameters_recurse_false_lists_own_only(nn):
-    assert names(tree(nn).named_parameters(recurse=False)) == ["scale"]
+    assert first_of(tree(nn).named_parameters(recurse=False)) == ["scale"]
 
 
 def test_named_parameters_prefix_is_joined_with_a_dot(nn):
-    got = names(tree(nn).named_parameters(prefix="model"))
+    got = first_of(tree(nn).named_parameters(prefix="model"))
     assert got[:2] == ["model.scale", "model.first.weight"]
-    assert names(tree(nn).named_parameters(prefix="m", recurse=False)) == [
+    assert first_of(tree(nn).named_parameters(prefix="m", recurse=False)) == [
         "m.scale"]
 
 
 def test_named_parameters_skips_none(nn):
     net = tree(nn)
     net.first.register_parameter("bias", None)
-    assert names(net.named_parameters())[:3] == [
+    assert first_of(net.named_parameters())[:3] == [
         "scale", "first.weight", "pair.left.weight"]
 
 
@@ -227,7 +217,7 @@ def test_parameters_are_named_parameters_without_names(nn):
 # --- named_buffers / buffers ---------------------------------------------
 
 def test_named_buffers_lists_own_then_each_child_depth_first(nn):
-    assert names(tree(nn).named_buffers()) == [
+    assert first_of(tree(nn).named_buffers()) == [
         "steps", "first.mean", "pair.left.mean", "pair.right.mean",
         "last.mean"]
 
@@ -235,22 +225,22 @@ def test_named_buffers_lists_own_then_each_child_depth_first(nn):
 def test_named_buffers_include_non_persistent_buffers(nn):
     net = tree(nn)
     net.first.register_buffer("scratch", torch.ones(1), persistent=False)
-    assert "first.scratch" in names(net.named_buffers())
+    assert "first.scratch" in first_of(net.named_buffers())
 
 
 def test_named_buffers_skip_none_and_a_shared_tensor(nn):
     net = tree(nn)
     net.first.register_buffer("mean", None)
     net.last.mean = net.pair.left.mean
-    assert names(net.named_buffers()) == [
+    assert first_of(net.named_buffers()) == [
         "steps", "pair.left.mean", "pair.right.mean"]
-    assert names(net.named_buffers(remove_duplicate=False))[-1] == "last.mean"
+    assert first_of(net.named_buffers(remove_duplicate=False))[-1] == "last.mean"
 
 
 def test_named_buffers_prefix_and_recurse_false(nn):
     net = tree(nn)
     net.register_buffer("extra", Buffer(torch.ones(1)))
-    assert names(net.named_buffers(prefix="n", recurse=False)) == [
+    assert first_of(net.named_buffers(prefix="n", recurse=False)) == [
         "n.steps", "n.extra"]
 
 
@@ -289,7 +279,7 @@ def test_a_layer_created_in_forward_is_registered_but_missed_by_an_optimizer(
     net = Lazy()
     sgd = torch.optim.SGD(net.parameters(), lr=0.1)
     net(torch.ones(1, 2))
-    assert names(net.named_parameters())[-2:] == ["head.weight", "head.bias"]
+    assert first_of(net.named_parameters())[-2:] == ["head.weight", "head.bias"]
     assert len(sgd.param_groups[0]["params"]) == 2
 
 
@@ -307,7 +297,7 @@ def test_deleting_children_after_collecting_named_modules_works(nn):
     for name in [n for n, _ in net.named_modules() if n.count(".") == 0]:
         if name:
             delattr(net, name)
-    assert names(net.named_modules()) == [""]
+    assert first_of(net.named_modules()) == [""]
 
 
 def test_set_submodule_replaces_every_module_that_named_modules_finds(nn):
@@ -327,7 +317,7 @@ def test_set_submodule_builds_a_path_one_level_at_a_time(nn):
     root.set_submodule("a.b", nn.Module())
     root.set_submodule("a.b.c", leaf)
     assert root.get_submodule("a.b.c") is leaf
-    raises(AttributeError, "Module has no attribute `x`",
+    raises_exactly(AttributeError, "Module has no attribute `x`",
            root.set_submodule, "x.y", nn.Module())
 
 
@@ -349,7 +339,7 @@ def test_get_submodule_follows_a_dotted_path(nn):
     ("add_module", "`add_module` is not an nn.Module"),
 ])
 def test_get_submodule_errors_for_bad_paths(nn, target, message):
-    raises(AttributeError, message, tree(nn).get_submodule, target)
+    raises_exactly(AttributeError, message, tree(nn).get_submodule, target)
 
 
 def test_get_parameter_and_get_buffer_find_the_stored_tensors(nn):
@@ -370,7 +360,7 @@ def test_get_parameter_and_get_buffer_find_the_stored_tensors(nn):
     ("", "Net has no attribute ``"),
 ])
 def test_get_parameter_errors_for_bad_paths(nn, target, message):
-    raises(AttributeError, message, tree(nn).get_parameter, target)
+    raises_exactly(AttributeError, message, tree(nn).get_parameter, target)
 
 
 @pytest.mark.parametrize("target, message", [
@@ -381,7 +371,7 @@ def test_get_parameter_errors_for_bad_paths(nn, target, message):
     ("pair.x.mean", "Pair has no attribute `x`"),
 ])
 def test_get_buffer_errors_for_bad_paths(nn, target, message):
-    raises(AttributeError, message, tree(nn).get_buffer, target)
+    raises_exactly(AttributeError, message, tree(nn).get_buffer, target)
 
 
 def test_get_buffer_finds_a_none_buffer(nn):
@@ -396,14 +386,14 @@ def test_set_submodule_replaces_a_nested_child(nn):
     net, new = tree(nn), nn.Module()
     net.set_submodule("pair.left", new)
     assert net.pair.left is new
-    assert names(net.pair.named_children()) == ["left", "right"]
+    assert first_of(net.pair.named_children()) == ["left", "right"]
 
 
 def test_set_submodule_adds_a_new_child_unless_strict(nn):
     net, new = tree(nn), nn.Module()
     net.set_submodule("pair.middle", new)
-    assert names(net.pair.named_children()) == ["left", "right", "middle"]
-    raises(AttributeError, "Pair has no attribute `other`",
+    assert first_of(net.pair.named_children()) == ["left", "right", "middle"]
+    raises_exactly(AttributeError, "Pair has no attribute `other`",
            net.set_submodule, "pair.other", new, strict=True)
 
 
@@ -416,7 +406,7 @@ def test_set_submodule_strict_replaces_an_existing_child(nn):
 def test_set_submodule_refuses_a_none_slot(nn):
     net = tree(nn)
     net.register_module("slot", None)
-    raises(AttributeError, "`slot` is not an nn.Module",
+    raises_exactly(AttributeError, "`slot` is not an nn.Module",
            net.set_submodule, "slot", nn.Module())
 
 
@@ -435,11 +425,11 @@ def test_set_submodule_refuses_a_none_slot(nn):
 def test_set_submodule_errors(nn, target, value, exc, message):
     if value == "module":
         value = nn.Module()
-    raises(exc, message, tree(nn).set_submodule, target, value)
+    raises_exactly(exc, message, tree(nn).set_submodule, target, value)
 
 
 def test_set_submodule_checks_the_target_before_the_module(nn):
-    raises(ValueError, "Cannot set the submodule without a target name!",
+    raises_exactly(ValueError, "Cannot set the submodule without a target name!",
            tree(nn).set_submodule, "", 3)
 
 
@@ -478,12 +468,12 @@ def test_train_false_is_eval(nn):
 
 @pytest.mark.parametrize("mode", [0, 1, "False", None, 1.0])
 def test_train_rejects_a_mode_that_is_not_a_bool(nn, mode):
-    raises(ValueError, "training mode is expected to be boolean",
+    raises_exactly(ValueError, "training mode is expected to be boolean",
            tree(nn).train, mode)
 
 
 def test_train_rejects_a_bool_tensor(nn):
-    raises(ValueError, "training mode is expected to be boolean",
+    raises_exactly(ValueError, "training mode is expected to be boolean",
            tree(nn).train, torch.tensor(True))
 
 
@@ -741,7 +731,7 @@ def test_repr_prints_a_shared_child_under_each_name_and_none(nn):
 
 def test_repr_ignores_parameters_and_buffers(nn):
     net = nn.Module()
-    net.w = p(2)
+    net.w = param(2)
     net.register_buffer("b", torch.zeros(1))
     assert repr(net) == "Module()"
 
@@ -778,7 +768,7 @@ nodes = st.recursive(
 )
 
 
-def build(nn, spec, done=None):
+def shared_tree(nn, spec, done=None):
     """The module tree described by `spec`, on backend `nn`.
 
     A shared child is taken from `done`, the modules already finished, so
@@ -793,7 +783,7 @@ def build(nn, spec, done=None):
         m.register_buffer(f"b{i}", torch.zeros(size), persistent=i == 0)
     for i, kid in enumerate(kids):
         if kid[0] != "share":
-            m.add_module(f"m{i}", build(nn, kid, done))
+            m.add_module(f"m{i}", shared_tree(nn, kid, done))
         elif done:
             m.add_module(f"m{i}", done[kid[1] % len(done)])
         else:
@@ -806,14 +796,14 @@ def walks(net):
     """Everything this chapter's methods report about a tree, as names."""
     out = {}
     for flag in (True, False):
-        out[f"modules {flag}"] = names(
+        out[f"modules {flag}"] = first_of(
             net.named_modules(prefix="r", remove_duplicate=flag))
-        out[f"params {flag}"] = names(
+        out[f"params {flag}"] = first_of(
             net.named_parameters(remove_duplicate=flag))
-        out[f"buffers {flag}"] = names(
+        out[f"buffers {flag}"] = first_of(
             net.named_buffers(remove_duplicate=flag))
-    out["children"] = names(net.named_children())
-    out["own"] = names(net.named_parameters(recurse=False))
+    out["children"] = first_of(net.named_children())
+    out["own"] = first_of(net.named_parameters(recurse=False))
     order = {id(m): i for i, m in enumerate(net.modules())}
     seen = []
     net.apply(lambda m: seen.append(order[id(m)]))
@@ -828,7 +818,7 @@ def walks(net):
 @given(spec=nodes)
 def test_random_trees_are_walked_and_printed_like_torch(both, spec):
     real, mini = both
-    assert walks(build(mini, spec)) == walks(build(real, spec))
+    assert walks(shared_tree(mini, spec)) == walks(shared_tree(real, spec))
 
 
 # --- AlexNet, built from the layers of chapter 3 -------------------------
@@ -930,7 +920,7 @@ def test_alexnet_get_submodule_and_get_parameter(nn):
     net = shared_alexnet(nn)
     assert net.get_submodule("classifier.6") is net.classifier[6]
     assert net.get_parameter("features.10.bias") is net.features[10].bias
-    raises(AttributeError, "Sequential has no attribute `13`",
+    raises_exactly(AttributeError, "Sequential has no attribute `13`",
            net.get_submodule, "features.13")
 
 
@@ -946,5 +936,5 @@ def test_eval_reaches_dropout_and_batchnorm_inside_containers(nn):
 
 def test_named_buffers_of_layers_in_a_container(nn):
     net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
-    assert names(net.named_buffers()) == [
+    assert first_of(net.named_buffers()) == [
         "1.running_mean", "1.running_var", "1.num_batches_tracked"]

@@ -1,0 +1,59 @@
+"""Helpers shared by the test files (and by tools/gpu_check.py, which must
+not need pytest: nothing here imports it).
+
+One meaning per name. A helper that only one file needs stays in that file,
+under a name no other test file uses (tests/test_support.py checks that).
+"""
+import torch
+
+
+def build_both(both, make, seed=0):
+    """make(nn) on torch.nn and on mininn, each right after manual_seed."""
+    built = []
+    for backend in both:
+        torch.manual_seed(seed)
+        built.append(make(backend))
+    return built
+
+
+def randn(*shape, seed=1):
+    """A seeded normal tensor that leaves torch's global generator alone."""
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def param(*shape):
+    """A Parameter of ones (torch's own class, on both backends)."""
+    return torch.nn.Parameter(torch.ones(*shape))
+
+
+def child_names(module):
+    """The names of a module's direct children, in order."""
+    return [name for name, _ in module.named_children()]
+
+
+def make_mlp(nn, outputs=2):
+    """Linear, BatchNorm1d, ReLU, Linear (4 -> 8 -> `outputs`), seeded: the
+    small model with a parameter, a buffer and an integer buffer that the
+    state_dict, checkpoint and GPU checks share."""
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(),
+                         nn.Linear(8, outputs))
+
+
+def raises_exactly(exc, message, fn, *args, **kwargs):
+    """Assert fn(*args, **kwargs) raises exactly `exc` (not a subclass)
+    whose only argument is exactly `message`; returns the exception.
+
+    The message is compared as `args`, not as str(): str() of a KeyError
+    adds quotes around it, and for every other one-argument exception the
+    two are the same text.
+    """
+    try:
+        fn(*args, **kwargs)
+    except Exception as error:  # any exception is the result under test
+        assert type(error) is exc, (
+            f"raised {type(error).__name__}: {error}, expected {exc.__name__}")
+        assert error.args == (message,), (
+            f"message {error.args!r}, expected {(message,)!r}")
+        return error
+    raise AssertionError(f"no {exc.__name__} raised; expected {message!r}")
