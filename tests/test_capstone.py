@@ -1,4 +1,7 @@
-"""Chapter 9's run record for tools/gpu_check.py (issue 18).
+"""Chapter 9's run record for tools/gpu_check.py (issue 18), and the
+claims of the pages around it that no cell can prove: the intro is prose,
+so its count of a Module's dictionaries is checked here against torch, and
+what the intro and chapter 9 say about GPU runs against book/gpu-runs/.
 
 When MININN_RUN_RECORD names a file, the capstone appends one line per twin
 of its training run, "<label> <sha256 of the losses' float32 bytes>", so
@@ -8,6 +11,8 @@ losses, so it checks the code the notebook runs, not a copy.
 """
 import hashlib
 import os
+import sys
+from collections import OrderedDict
 from pathlib import Path
 
 import nbformat
@@ -15,7 +20,9 @@ import numpy as np
 import pytest
 import torch
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "book/09_capstone.ipynb"
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK = ROOT / "book/09_capstone.ipynb"
+INTRO = ROOT / "book/intro.md"
 RECORD_CELL = "0c9e5a7d"
 
 
@@ -73,3 +80,61 @@ def test_without_the_variable_nothing_is_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     run_record(twins_losses([1.0], [1.0]))
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------
+# The intro's claims, which a prose page cannot run.
+
+FLAG_TABLES = ["_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+               "_forward_pre_hooks_with_kwargs"]
+
+
+def prose(text):
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("lib", ["torch.nn", "mininn"])
+def test_a_module_has_three_dicts_and_eleven_ordered_dicts(lib):
+    import mininn
+    nn = torch.nn if lib == "torch.nn" else mininn
+    state = vars(nn.Module())
+    plain = [k for k, v in state.items() if type(v) is dict]
+    ordered = [k for k, v in state.items() if type(v) is OrderedDict]
+    assert plain == ["_parameters", "_buffers", "_modules"]
+    assert len(ordered) == 11
+    assert [k for k in ordered if k in FLAG_TABLES] == FLAG_TABLES
+    hooks = [k for k in ordered if k not in FLAG_TABLES]
+    assert len(hooks) == 8 and all(k.endswith("_hooks") for k in hooks)
+    # the three flag tables hold a flag per hook id, not a hook
+    module = nn.Module()
+    module.register_forward_hook(lambda *a: None, with_kwargs=True,
+                                 always_call=True)
+    module.register_forward_pre_hook(lambda *a: None, with_kwargs=True)
+    assert all(list(getattr(module, k).values()) == [True]
+               for k in FLAG_TABLES)
+    assert all(callable(h) for k in hooks for h in getattr(module, k).values())
+
+
+def test_the_intro_counts_the_dictionaries_as_torch_makes_them():
+    text = prose(INTRO.read_text())
+    assert "three plain `dict`s, `_parameters`, `_buffers` and `_modules`" in text
+    assert ("eleven `OrderedDict`s: eight tables of {term}`hooks <hook>`, one "
+            "per kind, and three tables of flags") in text
+
+
+def test_the_pages_say_no_gpu_run_only_while_none_is_recorded():
+    # "No GPU run has been recorded yet" must go from the intro and chapter
+    # 9 the day tools/gpu_check.py records one in book/gpu-runs/.
+    sys.path.insert(0, str(ROOT / "tools"))
+    import gpu_check
+    recorded = bool(gpu_check.reports_in(gpu_check.REPORTS))
+    chapter = " ".join(c.source for c in nbformat.read(NOTEBOOK, as_version=4)
+                       .cells if c.cell_type == "markdown")
+    for name, text in [("intro.md", INTRO.read_text()),
+                       (NOTEBOOK.name, chapter)]:
+        text = prose(text)
+        says_none = "No GPU run has been recorded yet" in text
+        assert says_none != recorded, (
+            f"{name}: a GPU run is recorded in book/gpu-runs/; say so"
+            if recorded else f"{name}: say plainly that no GPU run is recorded")
+        assert "[GPU runs](gpu_runs.md)" in text, f"{name}: link the record"
