@@ -788,3 +788,20 @@ def test_a_replaced_grad_keeps_its_requires_grad(both):
 
     real, mini = both
     assert facts(mini) == facts(real) == ("meta", True, True)
+
+
+def test_chapter_6_says_no_gpu_run_is_recorded_exactly_while_none_is():
+    """The GPU section links the GPU runs page and says plainly that no run
+    is recorded; once tools/gpu_check.py has left a report in
+    book/gpu-runs/, that sentence is false and must go."""
+    import json
+    from pathlib import Path
+
+    book = Path(__file__).resolve().parent.parent / "book"
+    reports = [p for p in (book / "gpu-runs").glob("*.md")
+               if p.name != "README.md"]
+    cells = json.loads((book / "06_apply.ipynb").read_text())["cells"]
+    prose = " ".join(" ".join("".join(c["source"]).split()) for c in cells
+                     if c["cell_type"] == "markdown")
+    assert "[GPU runs](gpu_runs.md)" in prose
+    assert ("No GPU run is recorded yet" in prose) == (not reports), reports
