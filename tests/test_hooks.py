@@ -7,7 +7,6 @@ removed in a `finally`, so no test leaks one into the next.
 import copy
 import gc
 import warnings
-from collections import OrderedDict
 
 import pytest
 import torch
@@ -116,32 +115,6 @@ def test_handle_as_context_manager_removes_on_exit(nn):
         assert isinstance(handle, nn.RemovableHandle)
     m(torch.ones(2))
     assert seen == [1]
-
-
-def test_handle_does_not_keep_its_hooks_dict_alive(nn):
-    handle = nn.RemovableHandle(OrderedDict(), extra_dict=[OrderedDict()])
-    assert handle.hooks_dict_ref() is None
-    assert handle.extra_dict_ref[0]() is None
-    handle.remove()  # a dead dict is skipped, not an error
-
-
-def test_handle_extra_dict_may_be_one_dict_or_a_list(nn):
-    main, one, two = OrderedDict(), OrderedDict(), OrderedDict()
-    single = nn.RemovableHandle(main, extra_dict=one)
-    several = nn.RemovableHandle(main, extra_dict=[one, two])
-    assert len(single.extra_dict_ref) == 1
-    assert len(several.extra_dict_ref) == 2
-    for handle in (single, several):
-        main[handle.id] = one[handle.id] = two[handle.id] = True
-        handle.remove()
-    assert not (main or one)
-    assert list(two) == [single.id]  # not in the single handle's dicts
-
-
-def test_plain_dict_cannot_hold_handles(nn):
-    with pytest.raises(TypeError,
-                       match="cannot create weak reference to 'dict' object"):
-        nn.RemovableHandle({})
 
 
 def test_hook_may_remove_itself_while_running(nn):
@@ -866,19 +839,6 @@ def test_original_handle_removes_the_originals_hook_only(nn, make_copy):
     assert (layer.calls, twin.calls) == (0, 1)
 
 
-def test_copied_handle_keeps_its_id_and_its_copied_dicts(nn):
-    owner = {"hooks": OrderedDict(), "flags": OrderedDict()}
-    owner["handle"] = nn.RemovableHandle(owner["hooks"],
-                                         extra_dict=owner["flags"])
-    owner["hooks"][owner["handle"].id] = "hook"
-    owner["flags"][owner["handle"].id] = True
-    twin = copy.deepcopy(owner)
-    assert twin["handle"].id == owner["handle"].id
-    assert twin["handle"].hooks_dict_ref() is twin["hooks"]
-    assert len(twin["handle"].extra_dict_ref) == 1
-    assert twin["handle"].extra_dict_ref[0]() is twin["flags"]
-
-
 def test_bare_handle_survives_a_pickle_round_trip(nn):
     m = make_scale(nn)
     handle = m.register_forward_hook(print)
@@ -886,50 +846,6 @@ def test_bare_handle_survives_a_pickle_round_trip(nn):
     assert copied.id == handle.id
     copied.remove()  # its copied dicts died with the pickle: nothing to do
     assert handle.id in m._forward_hooks
-
-
-def test_handle_of_a_dead_dict_unpickles_as_a_dead_handle(nn):
-    handle = nn.RemovableHandle(OrderedDict())  # the dict dies at once
-    copied = pickled(handle)
-    assert copied.hooks_dict_ref() is None and copied.extra_dict_ref == ()
-    copied.remove()
-
-
-def test_unpickled_handle_moves_the_id_counter_past_its_id(nn, monkeypatch):
-    import pickle
-
-    handle = nn.RemovableHandle(OrderedDict())
-    data = pickle.dumps(handle)
-    monkeypatch.setattr(nn.RemovableHandle, "next_id", 0)  # a new process
-    pickle.loads(data)
-    assert nn.RemovableHandle.next_id == handle.id + 1
-
-
-def test_handle_ids_come_from_the_backends_own_counter(nn):
-    # Deliberate difference: mininn counts its own ids, so an id means the
-    # same on both backends but its value differs from torch's.
-    import torch.utils.hooks
-
-    before = torch.utils.hooks.RemovableHandle.next_id
-    nn.RemovableHandle(OrderedDict())
-    moved = torch.utils.hooks.RemovableHandle.next_id - before
-    assert moved == (1 if nn.name == "torch.nn" else 0)
-
-
-def test_registration_hooks_keep_torchs_handle_in_mininn():
-    # Deliberate difference: chapter 1 comes before our handle, so its
-    # global registration hooks return torch's RemovableHandle.
-    import torch.utils.hooks
-
-    import mininn
-
-    handle = mininn.register_module_parameter_registration_hook(
-        lambda *a: None)
-    forward = mininn.register_module_forward_hook(print)
-    handle.remove()
-    forward.remove()
-    assert type(handle) is torch.utils.hooks.RemovableHandle
-    assert type(forward) is mininn.RemovableHandle
 
 
 def test_backward_hook_classes_live_where_each_backend_keeps_them():

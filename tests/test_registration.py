@@ -1173,3 +1173,161 @@ STEPS = st.lists(st.tuples(
 def test_any_sequence_of_registrations_matches_torch(both, steps):
     real, mini = both
     assert _replay(mini, steps) == _replay(real, steps)
+
+
+# --- RemovableHandle: born in this chapter, used by every later one -------
+
+def test_handle_does_not_keep_its_hooks_dict_alive(nn):
+    handle = nn.RemovableHandle(OrderedDict(), extra_dict=[OrderedDict()])
+    assert handle.hooks_dict_ref() is None
+    assert handle.extra_dict_ref[0]() is None
+    handle.remove()  # a dead dict is skipped, not an error
+
+
+def test_handle_extra_dict_may_be_one_dict_or_a_list(nn):
+    main, one, two = OrderedDict(), OrderedDict(), OrderedDict()
+    single = nn.RemovableHandle(main, extra_dict=one)
+    several = nn.RemovableHandle(main, extra_dict=[one, two])
+    assert len(single.extra_dict_ref) == 1
+    assert len(several.extra_dict_ref) == 2
+    for handle in (single, several):
+        main[handle.id] = one[handle.id] = two[handle.id] = True
+        handle.remove()
+    assert not (main or one)
+    assert list(two) == [single.id]  # not in the single handle's dicts
+
+
+def test_handle_ignores_an_extra_dict_that_is_neither_dict_nor_list(nn):
+    main, flags = OrderedDict(), OrderedDict()
+    handle = nn.RemovableHandle(main, extra_dict=(flags,))  # a tuple
+    main[handle.id] = flags[handle.id] = True
+    handle.remove()
+    assert handle.extra_dict_ref == () and list(flags) == [handle.id]
+
+
+def test_plain_dict_cannot_hold_handles(nn):
+    with pytest.raises(TypeError,
+                       match="cannot create weak reference to 'dict' object"):
+        nn.RemovableHandle({})
+
+
+def test_handle_as_context_manager_removes_on_exit_even_after_an_error(nn):
+    hooks = OrderedDict()
+    with pytest.raises(RuntimeError, match="inside"):
+        with nn.RemovableHandle(hooks) as handle:
+            hooks[handle.id] = "hook"
+            raise RuntimeError("inside the block")
+    assert not hooks
+
+
+def _pickled(obj):
+    import pickle
+
+    return pickle.loads(pickle.dumps(obj))
+
+
+def test_copied_handle_keeps_its_id_and_its_copied_dicts(nn):
+    owner = {"hooks": OrderedDict(), "flags": OrderedDict()}
+    owner["handle"] = nn.RemovableHandle(owner["hooks"],
+                                         extra_dict=owner["flags"])
+    owner["hooks"][owner["handle"].id] = "hook"
+    owner["flags"][owner["handle"].id] = True
+    twin = copy.deepcopy(owner)
+    assert twin["handle"].id == owner["handle"].id
+    assert twin["handle"].hooks_dict_ref() is twin["hooks"]
+    assert len(twin["handle"].extra_dict_ref) == 1
+    assert twin["handle"].extra_dict_ref[0]() is twin["flags"]
+    twin["handle"].remove()
+    assert not (twin["hooks"] or twin["flags"])
+    assert owner["handle"].id in owner["hooks"]
+    assert owner["handle"].id in owner["flags"]
+
+
+def test_handle_of_a_dead_dict_unpickles_as_a_dead_handle(nn):
+    handle = nn.RemovableHandle(OrderedDict())  # the dict dies at once
+    copied = _pickled(handle)
+    assert copied.hooks_dict_ref() is None and copied.extra_dict_ref == ()
+    copied.remove()
+
+
+def test_unpickled_handle_moves_the_id_counter_past_its_id(nn, monkeypatch):
+    import pickle
+
+    handle = nn.RemovableHandle(OrderedDict())
+    data = pickle.dumps(handle)
+    monkeypatch.setattr(nn.RemovableHandle, "next_id", 0)  # a new process
+    pickle.loads(data)
+    assert nn.RemovableHandle.next_id == handle.id + 1
+
+
+def test_handle_ids_come_from_the_backends_own_counter(nn):
+    # Deliberate difference: mininn counts its own ids, so an id means the
+    # same on both backends but its value differs from torch's.
+    import torch.utils.hooks
+
+    before = torch.utils.hooks.RemovableHandle.next_id
+    nn.RemovableHandle(OrderedDict())
+    moved = torch.utils.hooks.RemovableHandle.next_id - before
+    assert moved == (1 if nn.name == "torch.nn" else 0)
+
+
+GLOBAL_HOOK_FUNCTIONS = [  # torch.nn.modules.module's, and mininn's root's
+    "register_module_backward_hook",
+    "register_module_buffer_registration_hook",
+    "register_module_forward_hook",
+    "register_module_forward_pre_hook",
+    "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook",
+    "register_module_module_registration_hook",
+    "register_module_parameter_registration_hook",
+]
+HOOK_METHODS = [  # the methods of Module that return a handle
+    "_register_load_state_dict_pre_hook",
+    "_register_state_dict_hook",
+    "register_backward_hook",
+    "register_forward_hook",
+    "register_forward_pre_hook",
+    "register_full_backward_hook",
+    "register_full_backward_pre_hook",
+    "register_load_state_dict_post_hook",
+    "register_load_state_dict_pre_hook",
+    "register_state_dict_post_hook",
+    "register_state_dict_pre_hook",
+]
+
+
+def test_the_lists_of_hook_registrations_are_complete():
+    import re
+
+    import mininn
+
+    def public_hook_names(names):
+        return sorted(n for n in names if re.fullmatch(
+            r"_?register_\w*hook", n) and n != "_register_old_backward_hooks")
+
+    assert public_hook_names(dir(mininn)) == GLOBAL_HOOK_FUNCTIONS
+    assert public_hook_names(dir(mininn.Module)) == HOOK_METHODS
+    assert public_hook_names(dir(torch.nn.Module)) == HOOK_METHODS
+
+
+@pytest.mark.parametrize("name", GLOBAL_HOOK_FUNCTIONS + HOOK_METHODS)
+def test_every_hook_registration_returns_the_backends_handle(
+        nn, name, monkeypatch):
+    # torch's handle on torch, mininn.RemovableHandle on mininn (chapter
+    # 1's class: the global registration hooks do not borrow torch's)
+    if nn.name == "mininn":
+        import mininn.hooks as where
+    else:
+        import torch.nn.modules.module as where
+    # a global backward hook sets this flag for good: restored after
+    monkeypatch.setattr(where, "_global_is_full_backward_hook", None)
+    owner = nn.Module() if name in HOOK_METHODS else nn
+    handle = getattr(owner, name)(lambda *args: None)
+    handle.remove()
+    assert type(handle) is nn.RemovableHandle
+    if nn.name == "mininn":
+        import mininn.hooks
+        import mininn.registration
+
+        assert nn.RemovableHandle is mininn.registration.RemovableHandle
+        assert nn.RemovableHandle is mininn.hooks.RemovableHandle

@@ -18,55 +18,7 @@ from types import SimpleNamespace
 import torch
 
 from mininn.containers import Module, add_to_class
-
-
-class RemovableHandle:
-    """A handle that removes one hook from the dicts it was added to."""
-
-    next_id: int = 0  # one counter for every handle: ids never repeat
-
-    def __init__(self, hooks_dict: OrderedDict, *,
-                 extra_dict: OrderedDict | list | None = None) -> None:
-        # Weak references: a handle kept by the user must not keep a
-        # deleted module's hooks (and everything they hold) alive.
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-        self.extra_dict_ref = ()
-        if isinstance(extra_dict, dict):
-            self.extra_dict_ref = (weakref.ref(extra_dict),)
-        elif isinstance(extra_dict, list):
-            self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
-
-    def remove(self) -> None:
-        """Delete this handle's id from every dict still alive; idempotent."""
-        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
-            hooks = ref()
-            if hooks is not None and self.id in hooks:
-                del hooks[self.id]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, type, value, tb):
-        self.remove()
-
-    def __getstate__(self):
-        # the dicts, not weak references to them: copied with the owner
-        return (self.hooks_dict_ref(), self.id,
-                tuple(ref() for ref in self.extra_dict_ref))
-
-    def __setstate__(self, state) -> None:
-        if state[0] is None:  # the dict was gone: a handle that removes nothing
-            self.hooks_dict_ref = weakref.ref(OrderedDict())
-        else:
-            self.hooks_dict_ref = weakref.ref(state[0])
-        self.id = state[1]
-        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
-        if len(state) < 3 or state[2] is None:
-            self.extra_dict_ref = ()
-        else:
-            self.extra_dict_ref = tuple(weakref.ref(d) for d in state[2])
+from mininn.registration import RemovableHandle
 
 
 @add_to_class(Module)

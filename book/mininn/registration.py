@@ -2,12 +2,11 @@
 # and run `make export` (python tools/export.py).
 
 import inspect
+import weakref
 from collections import OrderedDict
 
 import torch
 from torch.nn import Buffer, Parameter
-# torch's own handle class until chapter 5 builds ours
-from torch.utils.hooks import RemovableHandle
 
 
 def add_to_class(Class):
@@ -127,25 +126,20 @@ class Module:
         self.add_module(name, module)
 
     def __setattr__(self, name: str, value) -> None:
-        """Route `self.name = value` by the type of `value` (and of the old
-        value): Parameter, Module, Buffer or tensor-in-a-buffer-slot, plain."""
-        params = self.__dict__.get("_parameters")
-        if isinstance(value, Parameter):
-            if params is None:
-                raise AttributeError(
-                    "cannot assign parameters before Module.__init__() call")
-            _remove_from(name, self.__dict__, self._buffers, self._modules,
-                         self._non_persistent_buffers_set)
-            self.register_parameter(name, value)
-        elif params is not None and name in params:
-            # a parameter slot takes only a Parameter or None
-            if value is not None:
-                raise TypeError(
-                    f"cannot assign '{torch.typename(value)}' as parameter "
-                    f"'{name}' (torch.nn.Parameter or None expected)")
-            self.register_parameter(name, value)
+        """Route `self.name = value`: Parameter, Module, buffer, or plain.
+
+        Each of the first three routes takes a value of its kind, or any
+        value for a name it already holds; tried in torch's order.
+        """
+        d = self.__dict__
+        if isinstance(value, Parameter) or name in d.get("_parameters", ()):
+            _set_parameter(self, name, value)
+        elif isinstance(value, Module) or name in d.get("_modules", ()):
+            _set_module(self, name, value)
+        elif isinstance(value, Buffer) or name in d.get("_buffers", ()):
+            _set_buffer(self, name, value)
         else:
-            _set_module_buffer_or_plain(self, name, value)
+            object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
         """Delete a parameter, buffer or submodule by name, else a plain
@@ -243,50 +237,102 @@ def _remove_from(name, *dicts_or_sets):
                 d.discard(name)
 
 
-def _set_module_buffer_or_plain(self, name, value):
-    """The rest of __setattr__: a Module, a buffer, or a plain attribute."""
-    modules = self.__dict__.get("_modules")
+def _set_parameter(self, name, value):
+    """Route 1: a Parameter, or any value for a name that is a parameter."""
+    if isinstance(value, Parameter):
+        if self.__dict__.get("_parameters") is None:
+            raise AttributeError(
+                "cannot assign parameters before Module.__init__() call")
+        _remove_from(name, self.__dict__, self._buffers, self._modules,
+                     self._non_persistent_buffers_set)
+    elif value is not None:  # a parameter's name takes only None instead
+        raise TypeError(
+            f"cannot assign '{torch.typename(value)}' as parameter "
+            f"'{name}' (torch.nn.Parameter or None expected)")
+    self.register_parameter(name, value)
+
+
+def _set_module(self, name, value):
+    """Route 2: a Module, or any value for a name that is a submodule."""
     if isinstance(value, Module):
-        if modules is None:
+        if self.__dict__.get("_modules") is None:
             raise AttributeError(
                 "cannot assign module before Module.__init__() call")
         _remove_from(name, self.__dict__, self._parameters, self._buffers,
                      self._non_persistent_buffers_set)
-        modules[name] = _registration_hooks_applied(
-            _global_module_registration_hooks, self, name, value)
-    elif modules is not None and name in modules:
-        if value is not None:
-            raise TypeError(
-                f"cannot assign '{torch.typename(value)}' as child module "
-                f"'{name}' (torch.nn.Module or None expected)")
-        modules[name] = _registration_hooks_applied(
-            _global_module_registration_hooks, self, name, value)
-    else:
-        _set_buffer_or_plain(self, name, value)
+    elif value is not None:  # a submodule's name takes only None instead
+        raise TypeError(
+            f"cannot assign '{torch.typename(value)}' as child module "
+            f"'{name}' (torch.nn.Module or None expected)")
+    self._modules[name] = _registration_hooks_applied(
+        _global_module_registration_hooks, self, name, value)
 
 
-def _set_buffer_or_plain(self, name, value):
-    """A Buffer, or any value for a name that is already a buffer, goes to
-    register_buffer; everything else is an ordinary attribute."""
-    buffers = self.__dict__.get("_buffers")
-    if isinstance(value, Buffer) or buffers is not None and name in buffers:
-        if value is not None and not (
-                isinstance(value, torch.Tensor)
-                or hasattr(value, "__torch_function__")):
-            raise TypeError(
-                f"cannot assign '{torch.typename(value)}' as buffer '{name}' "
-                "(torch.nn.Buffer, torch.Tensor or None expected)")
-        if isinstance(value, Buffer):
-            persistent = value.persistent
-        else:  # re-assigning keeps the buffer's old persistence
-            persistent = name not in self._non_persistent_buffers_set
-        own = getattr(self.register_buffer, "__func__", None)
-        if own is Module.register_buffer:  # the common, fast case
-            self.register_buffer(name, value, persistent)
-        else:  # an override: see "An aside: old overrides" below
-            _call_register_buffer(self, name, value, persistent)
-    else:
-        object.__setattr__(self, name, value)
+def _set_buffer(self, name, value):
+    """Route 3: a Buffer, or any value for a name that is a buffer."""
+    if value is not None and not (isinstance(value, torch.Tensor)
+                                  or hasattr(value, "__torch_function__")):
+        raise TypeError(
+            f"cannot assign '{torch.typename(value)}' as buffer '{name}' "
+            "(torch.nn.Buffer, torch.Tensor or None expected)")
+    if isinstance(value, Buffer):
+        persistent = value.persistent
+    else:  # re-assigning keeps the buffer's old persistence
+        persistent = name not in self._non_persistent_buffers_set
+    own = getattr(self.register_buffer, "__func__", None)
+    if own is Module.register_buffer:  # the common, fast case
+        self.register_buffer(name, value, persistent)
+    else:  # an override: see "An aside: old overrides" below
+        _call_register_buffer(self, name, value, persistent)
+
+
+class RemovableHandle:
+    """Takes one hook back out of the dict(s) it was stored in."""
+
+    next_id: int = 0  # one counter for every handle: ids never repeat
+
+    def __init__(self, hooks_dict: OrderedDict, *,
+                 extra_dict: OrderedDict | list | None = None) -> None:
+        # weak references: a handle kept by the user must not keep a
+        # deleted module's hooks (and everything they hold) alive
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        self.extra_dict_ref = ()
+        if isinstance(extra_dict, dict):
+            self.extra_dict_ref = (weakref.ref(extra_dict),)
+        elif isinstance(extra_dict, list):
+            self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
+
+    def remove(self) -> None:
+        """Delete this handle's id from every dict still alive; idempotent."""
+        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
+            hooks = ref()
+            if hooks is not None and self.id in hooks:
+                del hooks[self.id]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, type, value, tb):
+        self.remove()
+
+    def __getstate__(self):
+        # the dicts, not weak references to them: copied with the owner
+        return (self.hooks_dict_ref(), self.id,
+                tuple(ref() for ref in self.extra_dict_ref))
+
+    def __setstate__(self, state) -> None:
+        if state[0] is None:  # the dict was gone: nothing to remove
+            self.hooks_dict_ref = weakref.ref(OrderedDict())
+        else:
+            self.hooks_dict_ref = weakref.ref(state[0])
+        self.id = state[1]
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        if len(state) < 3 or state[2] is None:
+            self.extra_dict_ref = ()
+        else:
+            self.extra_dict_ref = tuple(weakref.ref(d) for d in state[2])
 
 
 def register_module_parameter_registration_hook(hook) -> RemovableHandle:
