@@ -805,3 +805,18 @@ def test_chapter_6_says_no_gpu_run_is_recorded_exactly_while_none_is():
                      if c["cell_type"] == "markdown")
     assert "[GPU runs](gpu_runs.md)" in prose
     assert ("No GPU run is recorded yet" in prose) == (not reports), reports
+
+
+def test_to_casts_complex_parameters_and_buffers_too(both):
+    """Module.to gives the dtype to floating-point *and* complex tensors."""
+    def dtypes(lib):
+        layer = lib.Linear(2, 2)
+        layer.weight = Parameter(torch.randn(2, 2, dtype=torch.cfloat))
+        layer.register_buffer("phase", torch.ones(2, dtype=torch.cfloat))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's complex-module warning
+            layer.to(torch.cdouble)
+        return layer.weight.dtype, layer.phase.dtype, layer.bias.dtype
+
+    real, mini = both
+    assert dtypes(mini) == dtypes(real) == (torch.cdouble,) * 3
