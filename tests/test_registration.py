@@ -81,7 +81,7 @@ def test_init_rejects_positional_arguments_under_the_subclass_name(nn):
             super().__init__(3)
 
     raises_exactly(TypeError, "Net.__init__() takes 1 positional argument but 2 "
-           "were given", Net)
+                   "were given", Net)
 
 
 def test_init_rejects_keyword_arguments_under_the_subclass_name(nn):
@@ -90,7 +90,7 @@ def test_init_rejects_keyword_arguments_under_the_subclass_name(nn):
             super().__init__(size=3)
 
     raises_exactly(TypeError, "Net.__init__() got an unexpected keyword argument "
-           "'size'", Net)
+                   "'size'", Net)
 
 
 def test_init_reports_keyword_arguments_before_positional_ones(nn):
@@ -99,7 +99,7 @@ def test_init_reports_keyword_arguments_before_positional_ones(nn):
             super().__init__(3, size=3)
 
     raises_exactly(TypeError, "Net.__init__() got an unexpected keyword argument "
-           "'size'", Net)
+                   "'size'", Net)
 
 
 def test_call_super_init_hands_the_arguments_to_the_next_base(nn):
@@ -258,7 +258,7 @@ def test_a_module_cannot_replace_a_parameter(nn):
     m, c = nn.Module(), nn.Module()
     m.x = param(1)
     raises_exactly(TypeError, f"cannot assign '{torch.typename(c)}' as parameter "
-           "'x' (torch.nn.Parameter or None expected)", setattr, m, "x", c)
+                   "'x' (torch.nn.Parameter or None expected)", setattr, m, "x", c)
 
 
 def test_a_module_replaces_a_buffer_and_its_persistence_note(nn):
@@ -279,53 +279,53 @@ def test_a_buffer_cannot_replace_a_parameter(nn):
     m = nn.Module()
     m.x = param(1)
     raises_exactly(TypeError, "cannot assign 'torch.FloatTensor' as "
-           "parameter 'x' (torch.nn.Parameter or None expected)",
-           setattr, m, "x", Buffer(torch.ones(1)))
+                   "parameter 'x' (torch.nn.Parameter or None expected)",
+                   setattr, m, "x", Buffer(torch.ones(1)))
 
 
 def test_a_buffer_cannot_replace_a_module(nn):
     m = nn.Module()
     m.x = nn.Module()
     raises_exactly(TypeError, "cannot assign 'torch.FloatTensor' as child module "
-           "'x' (torch.nn.Module or None expected)",
-           setattr, m, "x", Buffer(torch.ones(1)))
+                   "'x' (torch.nn.Module or None expected)",
+                   setattr, m, "x", Buffer(torch.ones(1)))
 
 
 def test_a_buffer_cannot_replace_a_plain_attribute(nn):
     m = nn.Module()
     m.x = 1
     raises_exactly(KeyError, "attribute 'x' already exists",
-           setattr, m, "x", Buffer(torch.ones(1)))
+                   setattr, m, "x", Buffer(torch.ones(1)))
 
 
 def test_a_plain_tensor_in_a_parameter_slot_is_refused(nn):
     m = nn.Module()
     m.w = param(1)
     raises_exactly(TypeError, "cannot assign 'torch.FloatTensor' as parameter 'w' "
-           "(torch.nn.Parameter or None expected)",
-           setattr, m, "w", torch.ones(1))
+                   "(torch.nn.Parameter or None expected)",
+                   setattr, m, "w", torch.ones(1))
 
 
 def test_a_plain_value_in_a_parameter_slot_is_refused(nn):
     m = nn.Module()
     m.w = param(1)
     raises_exactly(TypeError, "cannot assign 'int' as parameter 'w' "
-           "(torch.nn.Parameter or None expected)", setattr, m, "w", 3)
+                   "(torch.nn.Parameter or None expected)", setattr, m, "w", 3)
 
 
 def test_a_plain_value_in_a_module_slot_is_refused(nn):
     m = nn.Module()
     m.c = nn.Module()
     raises_exactly(TypeError, "cannot assign 'str' as child module 'c' "
-           "(torch.nn.Module or None expected)", setattr, m, "c", "relu")
+                   "(torch.nn.Module or None expected)", setattr, m, "c", "relu")
 
 
 def test_a_plain_value_in_a_buffer_slot_is_refused(nn):
     m = nn.Module()
     m.register_buffer("b", torch.ones(1))
     raises_exactly(TypeError, "cannot assign 'list' as buffer 'b' "
-           "(torch.nn.Buffer, torch.Tensor or None expected)",
-           setattr, m, "b", [1.0])
+                   "(torch.nn.Buffer, torch.Tensor or None expected)",
+                   setattr, m, "b", [1.0])
 
 
 def test_a_plain_value_in_a_buffer_slot_leaves_the_buffer(nn):
@@ -342,7 +342,7 @@ def test_a_parameter_cannot_be_assigned_before_init(nn):
             self.w = param(1)
 
     raises_exactly(AttributeError,
-           "cannot assign parameters before Module.__init__() call", Net)
+                   "cannot assign parameters before Module.__init__() call", Net)
 
 
 def test_a_module_cannot_be_assigned_before_init(nn):
@@ -351,7 +351,7 @@ def test_a_module_cannot_be_assigned_before_init(nn):
             self.child = nn.Module()
 
     raises_exactly(AttributeError,
-           "cannot assign module before Module.__init__() call", Net)
+                   "cannot assign module before Module.__init__() call", Net)
 
 
 def test_a_buffer_cannot_be_assigned_before_init(nn):
@@ -360,7 +360,7 @@ def test_a_buffer_cannot_be_assigned_before_init(nn):
             self.b = Buffer(torch.ones(1))
 
     raises_exactly(AttributeError,
-           "cannot assign buffer before Module.__init__() call", Net)
+                   "cannot assign buffer before Module.__init__() call", Net)
 
 
 def test_a_plain_attribute_can_be_assigned_before_init(nn):
@@ -393,58 +393,36 @@ def test_register_parameter_can_replace_its_own_parameter(nn):
     assert m._parameters == {"w": w}
 
 
-def test_register_parameter_rejects_a_non_string_name(nn):
-    raises_exactly(TypeError, "parameter name should be a string. Got int",
-           nn.Module().register_parameter, 1, param(1))
-
-
-def test_register_parameter_rejects_a_dotted_name(nn):
-    raises_exactly(KeyError, 'parameter name can\'t contain "."',
-           nn.Module().register_parameter, "a.b", param(1))
-
-
-def test_register_parameter_rejects_an_empty_name(nn):
-    raises_exactly(KeyError, 'parameter name can\'t be empty string ""',
-           nn.Module().register_parameter, "", param(1))
-
-
-def test_register_parameter_rejects_an_existing_attribute(nn):
-    m = nn.Module()
-    m.x = 1
-    raises_exactly(KeyError, "attribute 'x' already exists",
-           m.register_parameter, "x", param(1))
-
-
 def test_register_parameter_rejects_a_method_name(nn):
     raises_exactly(KeyError, "attribute 'add_module' already exists",
-           nn.Module().register_parameter, "add_module", param(1))
+                   nn.Module().register_parameter, "add_module", param(1))
 
 
 def test_register_parameter_rejects_a_buffer_name(nn):
     m = nn.Module()
     m.register_buffer("b", torch.ones(1))
     raises_exactly(KeyError, "attribute 'b' already exists",
-           m.register_parameter, "b", param(1))
+                   m.register_parameter, "b", param(1))
 
 
 def test_register_parameter_rejects_a_plain_tensor(nn):
     raises_exactly(TypeError, "cannot assign 'torch.FloatTensor' object to "
-           "parameter 'w' (torch.nn.Parameter or None required)",
-           nn.Module().register_parameter, "w", torch.ones(1))
+                   "parameter 'w' (torch.nn.Parameter or None required)",
+                   nn.Module().register_parameter, "w", torch.ones(1))
 
 
 def test_register_parameter_rejects_a_non_leaf_parameter(nn):
     w = Parameter(torch.ones(2), requires_grad=False)
     w.mul_(torch.ones(2, requires_grad=True))  # now w has a grad_fn
     raises_exactly(ValueError, "Cannot assign non-leaf Tensor to parameter 'w'. "
-           "Model parameters must be created explicitly. To express 'w' as "
-           "a function of another Tensor, compute the value in the "
-           "forward() method.", nn.Module().register_parameter, "w", w)
+                   "Model parameters must be created explicitly. To express 'w' as "
+                   "a function of another Tensor, compute the value in the "
+                   "forward() method.", nn.Module().register_parameter, "w", w)
 
 
 def test_register_parameter_checks_the_name_before_the_value(nn):
     raises_exactly(KeyError, 'parameter name can\'t be empty string ""',
-           nn.Module().register_parameter, "", 3)
+                   nn.Module().register_parameter, "", 3)
 
 
 def test_register_parameter_before_init_is_refused(nn):
@@ -453,7 +431,7 @@ def test_register_parameter_before_init_is_refused(nn):
             self.register_parameter("w", None)
 
     raises_exactly(AttributeError,
-           "cannot assign parameter before Module.__init__() call", Net)
+                   "cannot assign parameter before Module.__init__() call", Net)
 
 
 def test_a_failed_registration_changes_nothing(nn):
@@ -506,44 +484,24 @@ def test_register_buffer_accepts_a_tensor_like_object(nn):
     assert m._buffers["b"] is t
 
 
-def test_register_buffer_rejects_a_non_string_name(nn):
-    raises_exactly(TypeError, "buffer name should be a string. Got float",
-           nn.Module().register_buffer, 1.5, torch.ones(1))
-
-
-def test_register_buffer_rejects_a_dotted_name(nn):
-    raises_exactly(KeyError, 'buffer name can\'t contain "."',
-           nn.Module().register_buffer, "bn.mean", torch.ones(1))
-
-
-def test_register_buffer_rejects_an_empty_name(nn):
-    raises_exactly(KeyError, 'buffer name can\'t be empty string ""',
-           nn.Module().register_buffer, "", torch.ones(1))
-
-
-def test_register_buffer_rejects_an_existing_attribute(nn):
-    raises_exactly(KeyError, "attribute 'training' already exists",
-           nn.Module().register_buffer, "training", torch.ones(1))
-
-
 def test_register_buffer_rejects_a_parameter_name(nn):
     m = nn.Module()
     m.w = param(1)
     raises_exactly(KeyError, "attribute 'w' already exists",
-           m.register_buffer, "w", torch.ones(1))
+                   m.register_buffer, "w", torch.ones(1))
 
 
 def test_register_buffer_rejects_a_non_tensor(nn):
     raises_exactly(TypeError, "cannot assign 'list' object to buffer 'b' "
-           "(torch Tensor or None required)",
-           nn.Module().register_buffer, "b", [0.0])
+                   "(torch Tensor or None required)",
+                   nn.Module().register_buffer, "b", [0.0])
 
 
 def test_register_buffer_rejects_a_module(nn):
     m = nn.Module()
     raises_exactly(TypeError, f"cannot assign '{torch.typename(m)}' object to "
-           "buffer 'b' (torch Tensor or None required)",
-           m.register_buffer, "b", m)
+                   "buffer 'b' (torch Tensor or None required)",
+                   m.register_buffer, "b", m)
 
 
 def test_register_buffer_before_init_is_refused(nn):
@@ -552,7 +510,7 @@ def test_register_buffer_before_init_is_refused(nn):
             self.register_buffer("b", None)
 
     raises_exactly(AttributeError,
-           "cannot assign buffer before Module.__init__() call", Net)
+                   "cannot assign buffer before Module.__init__() call", Net)
 
 
 # --- add_module / register_module ----------------------------------------
@@ -584,39 +542,17 @@ def test_register_module_is_add_module(nn):
 
 def test_add_module_rejects_a_non_module(nn):
     raises_exactly(TypeError, "torch.FloatTensor is not a Module subclass",
-           nn.Module().add_module, "c", torch.ones(1))
-
-
-def test_add_module_rejects_a_non_string_name(nn):
-    raises_exactly(TypeError, "module name should be a string. Got NoneType",
-           nn.Module().add_module, None, nn.Module())
-
-
-def test_add_module_rejects_a_dotted_name_and_names_it(nn):
-    raises_exactly(KeyError, 'module name can\'t contain ".", got: a.b',
-           nn.Module().add_module, "a.b", nn.Module())
-
-
-def test_add_module_rejects_an_empty_name(nn):
-    raises_exactly(KeyError, 'module name can\'t be empty string ""',
-           nn.Module().add_module, "", nn.Module())
-
-
-def test_add_module_rejects_an_existing_attribute(nn):
-    m = nn.Module()
-    m.w = param(1)
-    raises_exactly(KeyError, "attribute 'w' already exists",
-           m.add_module, "w", nn.Module())
+                   nn.Module().add_module, "c", torch.ones(1))
 
 
 def test_add_module_checks_the_value_before_the_name(nn):
     raises_exactly(TypeError, "int is not a Module subclass",
-           nn.Module().add_module, "", 3)
+                   nn.Module().add_module, "", 3)
 
 
 def test_register_module_rejects_like_add_module(nn):
     raises_exactly(KeyError, 'module name can\'t contain ".", got: x.y',
-           nn.Module().register_module, "x.y", nn.Module())
+                   nn.Module().register_module, "x.y", nn.Module())
 
 
 def test_add_module_before_init_fails_on_the_missing_dict(nn):
@@ -625,6 +561,66 @@ def test_add_module_before_init_fails_on_the_missing_dict(nn):
             self.add_module("c", None)
 
     raises_exactly(AttributeError, "'Net' object has no attribute '_modules'", Net)
+
+
+# --- the name checks of register_parameter, register_buffer, add_module ---
+# The same four checks in all three; the table shows what differs: the kind
+# in the message, and add_module naming the dotted name. (add_module checks
+# the value first and register_parameter the name first: tests above.)
+
+def bad_name(id, method, name, exc, message):
+    return pytest.param(method, name, exc, message, id=id)
+
+
+NAME_CHECKS = [
+    bad_name("register_parameter_rejects_a_non_string_name",
+             "register_parameter", 1, TypeError,
+             "parameter name should be a string. Got int"),
+    bad_name("register_parameter_rejects_a_dotted_name",
+             "register_parameter", "a.b", KeyError,
+             'parameter name can\'t contain "."'),
+    bad_name("register_parameter_rejects_an_empty_name",
+             "register_parameter", "", KeyError,
+             'parameter name can\'t be empty string ""'),
+    bad_name("register_parameter_rejects_an_existing_attribute",
+             "register_parameter", "x", KeyError,
+             "attribute 'x' already exists"),
+    bad_name("register_buffer_rejects_a_non_string_name",
+             "register_buffer", 1.5, TypeError,
+             "buffer name should be a string. Got float"),
+    bad_name("register_buffer_rejects_a_dotted_name",
+             "register_buffer", "bn.mean", KeyError,
+             'buffer name can\'t contain "."'),
+    bad_name("register_buffer_rejects_an_empty_name",
+             "register_buffer", "", KeyError,
+             'buffer name can\'t be empty string ""'),
+    bad_name("register_buffer_rejects_an_existing_attribute",
+             "register_buffer", "training", KeyError,
+             "attribute 'training' already exists"),
+    bad_name("add_module_rejects_a_non_string_name",
+             "add_module", None, TypeError,
+             "module name should be a string. Got NoneType"),
+    bad_name("add_module_rejects_a_dotted_name_and_names_it",
+             "add_module", "a.b", KeyError,
+             'module name can\'t contain ".", got: a.b'),
+    bad_name("add_module_rejects_an_empty_name",
+             "add_module", "", KeyError,
+             'module name can\'t be empty string ""'),
+    bad_name("add_module_rejects_an_existing_attribute",
+             "add_module", "w", KeyError,
+             "attribute 'w' already exists"),
+]
+
+
+@pytest.mark.parametrize("method, name, exc, message", NAME_CHECKS)
+def test_a_bad_name_is_refused(nn, method, name, exc, message):
+    m = nn.Module()
+    m.x = 1  # a plain attribute
+    m.w = param(1)  # a parameter: an attribute too, through __getattr__
+    value = {"register_parameter": param(1), "register_buffer": torch.ones(1),
+             "add_module": nn.Module()}[method]
+    raises_exactly(exc, message, getattr(m, method), name, value)
+    assert state(m) == (["w"], [], [], [])  # nothing registered
 
 
 # --- __getattr__ -----------------------------------------------------------
@@ -643,7 +639,7 @@ def test_getattr_reports_a_missing_name_with_the_class_name(nn):
         pass
 
     raises_exactly(AttributeError, "'Net' object has no attribute 'missing'",
-           getattr, Net(), "missing")
+                   getattr, Net(), "missing")
 
 
 def test_getattr_default_works_for_a_missing_name(nn):
@@ -702,7 +698,7 @@ def test_delattr_of_a_missing_name_raises(nn):
         pass
 
     raises_exactly(AttributeError, "'Net' object has no attribute 'missing'",
-           delattr, Net(), "missing")
+                   delattr, Net(), "missing")
 
 
 def test_delattr_frees_the_name_for_another_kind(nn):
@@ -790,7 +786,7 @@ def test_a_property_whose_getter_raises_attribute_error_is_missing(nn):
     # the message names the property, not missing_attr (torch's own
     # test_getattr_with_property is an expected failure for this reason)
     raises_exactly(AttributeError, "'P' object has no attribute 'thing'",
-           getattr, P(), "thing")
+                   getattr, P(), "thing")
 
 
 def test_a_property_comes_before_the_instance_dict(nn):
@@ -1059,9 +1055,9 @@ def test_an_old_register_buffer_override_without_persistent_still_works(nn):
 def test_an_old_override_refuses_a_non_persistent_buffer(nn):
     m = _old_override(nn)
     raises_exactly(RuntimeError, "Registering a non-persistent buffer on a Module "
-           "subclass that implements register_buffer() without the "
-           "persistent argument is not allowed.", setattr, m, "b",
-           Buffer(torch.ones(1), persistent=False))
+                   "subclass that implements register_buffer() without the "
+                   "persistent argument is not allowed.", setattr, m, "b",
+                   Buffer(torch.ones(1), persistent=False))
     assert m.calls == [] and state(m) == ([], [], [], [])
 
 
@@ -1102,7 +1098,7 @@ def test_a_layer_with_an_old_override_keeps_its_buffer_in_state_dict(nn):
 
 def test_a_parameter_cannot_take_a_method_name(nn):
     raises_exactly(KeyError, "attribute 'register_buffer' already exists",
-           setattr, nn.Module(), "register_buffer", param(1))
+                   setattr, nn.Module(), "register_buffer", param(1))
 
 
 def test_a_parameter_named_training_replaces_the_flag(nn):
