@@ -35,6 +35,9 @@ ZH_OVERRIDES = {
     # Sphinx's Chinese search splits words with jieba (pinned).
     "html_search_language": "zh",
     "html_title": "从零重建 torch.nn.Module",
+    # myst-nb's button on folded cells (the book folds only sources).
+    "nb_code_prompt_show": "显示代码",
+    "nb_code_prompt_hide": "隐藏代码",
 }
 
 

@@ -1,0 +1,253 @@
+"""The Chinese edition (issue 20): complete catalogs, no drift, same code.
+
+Two kinds of check:
+
+- on the catalogs alone (fast, no build): every entry of every
+  locale/zh_CN/LC_MESSAGES/book/<page>.po is translated and not fuzzy, and
+  keeps the code marks, link targets, term targets and math of its English;
+- on the Chinese site (marked `site`: one build, in the worker that runs this
+  file): every English string that Sphinx looked up while building a page
+  has an entry in that page's catalog (an English paragraph changed or
+  added since the last `python3 tools/dev.py i18n` fails here, by file and
+  string), no entry is left over from English that is gone, and every code
+  cell and stored output of every chapter is on the Chinese page exactly as
+  in the notebook.
+
+A failure names the catalog and the English string (msgid). To fix one:
+`python3 tools/dev.py i18n`, then translate what it lists
+(locale/zh_CN/README.md).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import nbformat
+import pytest
+from babel.messages.pofile import read_po
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import i18n  # noqa: E402  tools/i18n.py: where the editions are built
+
+CATALOGS = sorted(i18n.CATALOGS.rglob("*.po"))
+ZH_HTML = i18n.ZH_HTML
+RECORD = i18n.ZH_DOCTREES / "i18n-messages.json"
+TIMINGS = {}
+
+
+def page_of(po):
+    """locale/zh_CN/LC_MESSAGES/book/05_hooks.po -> book/05_hooks."""
+    return po.relative_to(i18n.CATALOGS).with_suffix("").as_posix()
+
+
+def messages(po):
+    with po.open("rb") as handle:
+        return [m for m in read_po(handle) if m.id]
+
+
+def short(text, width=110):
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def test_there_is_a_catalog_for_every_page():
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = {toc["root"]} | {c["file"] for part in toc["parts"]
+                             for c in part["chapters"]}
+    assert {page_of(po) for po in CATALOGS} == pages
+
+
+# --------------------------------------------------------------------------
+# The catalogs alone
+
+@pytest.mark.parametrize("po", CATALOGS, ids=lambda p: p.stem)
+def test_catalog_is_translated(po):
+    """Every entry has Chinese, none is fuzzy (English changed since)."""
+    entries = messages(po)
+    fuzzy = [m.id for m in entries if m.fuzzy]
+    empty = [m.id for m in entries if not m.fuzzy and not m.string]
+    if fuzzy or empty:
+        name = po.relative_to(ROOT)
+        lines = [f"{name}: {len(empty)} of {len(entries)} strings "
+                 f"untranslated, {len(fuzzy)} fuzzy"]
+        lines += [f"  fuzzy (the English changed): {short(m)!r}"
+                  for m in fuzzy]
+        lines += [f"  untranslated: {short(m)!r}" for m in empty]
+        pytest.fail("\n".join(lines), pytrace=False)
+
+
+ROLE = re.compile(r"\{(term|ref|numref|doc|eq)\}`([^`]+)`")
+CODE = re.compile(r"(`+)(.+?)\1", re.S)
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+MATH = re.compile(r"\$\$.+?\$\$|\$[^$\s][^$]*?\$", re.S)
+
+
+def marks(text):
+    """What a translation must keep: code spans, link targets, role
+    targets (the English term of {term}`缓冲区 <buffer>`) and math."""
+    found = Counter()
+    for role, body in ROLE.findall(text):
+        target = re.search(r"<([^<>]+)>\s*$", body)
+        found[f"{{{role}}} target {(target.group(1) if target else body)!r}"
+              ] += 1
+    rest = ROLE.sub(" ", text)
+    found.update(f"math {m!r}" for m in MATH.findall(rest))
+    rest = MATH.sub(" ", rest)
+    found.update(f"code `{m[1]}`" for m in CODE.findall(rest))
+    found.update(f"link target {m!r}" for m in LINK.findall(rest))
+    return found
+
+
+@pytest.mark.parametrize("po", CATALOGS, ids=lambda p: p.stem)
+def test_translation_keeps_code_links_terms_and_math(po):
+    """Code marks stay English and unchanged; links and terms keep their
+    targets; math is not translated. Extra code marks are allowed."""
+    problems = []
+    for m in messages(po):
+        if m.fuzzy or not m.string:
+            continue
+        lost = marks(m.id) - marks(m.string)
+        if lost:
+            problems.append(f"  {short(m.id)!r}: the Chinese lost "
+                            + ", ".join(sorted(lost)))
+    assert not problems, (f"{po.relative_to(ROOT)}:\n" + "\n".join(problems))
+
+
+def test_marks_are_found():
+    """The check above sees what it must keep (and a term's English)."""
+    english = ("A {term}`buffer` moves with `.to()`; see "
+               "[chapter 1](01_registration.ipynb), $2^n$.")
+    good = ("{term}`缓冲区 <buffer>` 随 `.to()` 移动；见"
+            "[第 1 章](01_registration.ipynb)，$2^n$。")
+    assert marks(english) - marks(good) == Counter()
+    for bad in (good.replace("`.to()`", "to"),
+                good.replace("<buffer>", "<缓冲区>"),
+                good.replace("01_registration", "02_traversal"),
+                good.replace("$2^n$", "2^n")):
+        assert marks(english) - marks(bad), bad
+
+
+# --------------------------------------------------------------------------
+# The Chinese site
+
+@pytest.fixture(scope="module")
+def zh_site():
+    """Build the Chinese site (-W) into _build/html/zh, reusing its
+    doctrees; return the messages Sphinx looked up, page by page. The
+    Chinese PDF is left to `dev.py book` (BOOK_I18N_PDF=0)."""
+    start = time.perf_counter()
+    times = os.times()
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "i18n.py"), "build"],
+        cwd=ROOT, capture_output=True, text=True,
+        env={**os.environ, "BOOK_I18N_PDF": "0",
+             "PYTHONWARNINGS": "ignore"})
+    after = os.times()
+    TIMINGS["zh_build_s"] = round(time.perf_counter() - start, 1)
+    TIMINGS["zh_build_cpu_s"] = round(
+        after.children_user - times.children_user
+        + after.children_system - times.children_system, 1)
+    log = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
+    assert done.returncode == 0, f"the Chinese build failed:\n{log[-6000:]}"
+    return json.loads(RECORD.read_text(encoding="utf-8"))
+
+
+@pytest.mark.site
+def test_chinese_site_builds_with_warnings_as_errors(zh_site):
+    assert (ZH_HTML / "book" / "intro.html").exists()
+    assert set(zh_site) == {page_of(po) for po in CATALOGS}
+    print("Chinese build:", TIMINGS)
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("po", CATALOGS, ids=lambda p: p.stem)
+def test_catalog_holds_every_english_string_of_its_page(zh_site, po):
+    """The drift check: what the page asks for is what the catalog has."""
+    looked_up = zh_site[page_of(po)]
+    held = {m.id for m in messages(po)}
+    new = [m for m in looked_up if m not in held]
+    gone = sorted(held - set(looked_up))
+    lines = []
+    if new:
+        lines.append(f"{po.relative_to(ROOT)} has no entry for "
+                     f"{len(new)} English string(s) of {page_of(po)}: new "
+                     "or changed English; run `python3 tools/dev.py i18n` "
+                     "and translate them")
+        lines += [f"  {short(m)!r}" for m in new]
+    if gone:
+        lines.append(f"{po.relative_to(ROOT)} has {len(gone)} entr(ies) "
+                     "whose English is no longer on the page (run "
+                     "`python3 tools/dev.py i18n`)")
+        lines += [f"  {short(m)!r}" for m in gone]
+    assert not lines, "\n".join(lines)
+
+
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+
+
+def expected_blocks(path):
+    """Per code cell: its source, and the text of each output box as
+    myst-nb shows it (streams merged per name, nb_merge_streams)."""
+    nb = nbformat.read(path, as_version=4)
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = cell.metadata.get("tags", [])
+        if "remove-cell" in tags:
+            continue
+        outputs, streams = [], {}
+        for out in cell.outputs:
+            if out.output_type == "stream":
+                if out.name in streams:
+                    outputs[streams[out.name]] += out.text
+                else:
+                    streams[out.name] = len(outputs)
+                    outputs.append(out.text)
+            elif "text/plain" in out.get("data", {}) and not any(
+                    k.startswith("image/") or k == "text/html"
+                    for k in out.data):
+                outputs.append(out.data["text/plain"])
+        cells.append({
+            "source": None if "remove-input" in tags else cell.source,
+            "outputs": [] if "remove-output" in tags else outputs})
+    return cells
+
+
+def shown_blocks(page):
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    article = soup.select_one("article") or soup
+    cells = []
+    for cell in article.select("div.cell"):
+        source = cell.select_one("div.cell_input pre")
+        cells.append({
+            "source": source.get_text() if source else None,
+            "outputs": [pre.get_text() for pre in
+                        cell.select("div.cell_output pre")]})
+    return cells
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_code_and_outputs_are_the_notebooks_own(zh_site, path):
+    """Code cells and stored outputs on the Chinese page are the notebook's,
+    character for character (the English page shows the same notebook)."""
+    shown = shown_blocks(ZH_HTML / "book" / f"{path.stem}.html")
+    expected = expected_blocks(path)
+    assert len(shown) == len(expected), (len(shown), len(expected))
+    for number, (got, want) in enumerate(zip(shown, expected), 1):
+        if want["source"] is not None:
+            assert got["source"].rstrip("\n") == want["source"].rstrip(
+                "\n"), f"{path.name}, code cell {number}: source differs"
+        assert [o.rstrip("\n") for o in got["outputs"]] == [
+            o.rstrip("\n") for o in want["outputs"]], (
+            f"{path.name}, code cell {number}: outputs differ")
