@@ -318,7 +318,7 @@ def test_set_submodule_builds_a_path_one_level_at_a_time(nn):
     root.set_submodule("a.b.c", leaf)
     assert root.get_submodule("a.b.c") is leaf
     raises_exactly(AttributeError, "Module has no attribute `x`",
-           root.set_submodule, "x.y", nn.Module())
+                   root.set_submodule, "x.y", nn.Module())
 
 
 # --- get_submodule / get_parameter / get_buffer --------------------------
@@ -394,7 +394,7 @@ def test_set_submodule_adds_a_new_child_unless_strict(nn):
     net.set_submodule("pair.middle", new)
     assert first_of(net.pair.named_children()) == ["left", "right", "middle"]
     raises_exactly(AttributeError, "Pair has no attribute `other`",
-           net.set_submodule, "pair.other", new, strict=True)
+                   net.set_submodule, "pair.other", new, strict=True)
 
 
 def test_set_submodule_strict_replaces_an_existing_child(nn):
@@ -407,7 +407,7 @@ def test_set_submodule_refuses_a_none_slot(nn):
     net = tree(nn)
     net.register_module("slot", None)
     raises_exactly(AttributeError, "`slot` is not an nn.Module",
-           net.set_submodule, "slot", nn.Module())
+                   net.set_submodule, "slot", nn.Module())
 
 
 @pytest.mark.parametrize("target, value, exc, message", [
@@ -430,7 +430,7 @@ def test_set_submodule_errors(nn, target, value, exc, message):
 
 def test_set_submodule_checks_the_target_before_the_module(nn):
     raises_exactly(ValueError, "Cannot set the submodule without a target name!",
-           tree(nn).set_submodule, "", 3)
+                   tree(nn).set_submodule, "", 3)
 
 
 def test_set_submodule_returns_none(nn):
@@ -469,12 +469,12 @@ def test_train_false_is_eval(nn):
 @pytest.mark.parametrize("mode", [0, 1, "False", None, 1.0])
 def test_train_rejects_a_mode_that_is_not_a_bool(nn, mode):
     raises_exactly(ValueError, "training mode is expected to be boolean",
-           tree(nn).train, mode)
+                   tree(nn).train, mode)
 
 
 def test_train_rejects_a_bool_tensor(nn):
     raises_exactly(ValueError, "training mode is expected to be boolean",
-           tree(nn).train, torch.tensor(True))
+                   tree(nn).train, torch.tensor(True))
 
 
 def test_train_sets_a_plain_attribute(nn):
@@ -921,7 +921,7 @@ def test_alexnet_get_submodule_and_get_parameter(nn):
     assert net.get_submodule("classifier.6") is net.classifier[6]
     assert net.get_parameter("features.10.bias") is net.features[10].bias
     raises_exactly(AttributeError, "Sequential has no attribute `13`",
-           net.get_submodule, "features.13")
+                   net.get_submodule, "features.13")
 
 
 def test_eval_reaches_dropout_and_batchnorm_inside_containers(nn):
