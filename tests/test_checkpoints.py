@@ -565,3 +565,19 @@ def test_a_fresh_grad_scaler_skips_a_step_the_saved_one_would_take(nn):
                for a, b in zip(resumed(True), straight))
     assert not all(torch.equal(a[0], b[0])
                    for a, b in zip(resumed(False), straight))
+
+
+def test_a_sibling_whose_name_starts_with_the_prefix_keeps_its_keys(nn):
+    class Wrapper(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.module = make_mlp(nn)
+            self.module2 = nn.Linear(2, 2)  # "module", but not "module."
+
+    sd = Wrapper().state_dict()
+    ours = stripped(mininn.consume_prefix_in_state_dict_if_present, sd,
+                    "module.")
+    theirs = stripped(consume_prefix_in_state_dict_if_present, sd, "module.")
+    assert list(ours.items()) == list(theirs.items())
+    assert list(ours._metadata.items()) == list(theirs._metadata.items())
+    assert list(ours)[:2] == ["module2.weight", "module2.bias"]  # untouched

@@ -817,3 +817,16 @@ def test_load_pre_hooks_are_wrapped_in_chapter_5s_class():
     first, second = layer._load_state_dict_pre_hooks.values()
     assert type(first) is type(second) is mininn.hooks._WrappedHook
     assert first.with_module is False and second.module() is layer
+
+
+def test_assign_into_a_meta_model_does_not_warn(nn):
+    with torch.device("meta"):
+        layer = nn.Linear(2, 3)
+    torch.manual_seed(0)
+    sd = nn.Linear(2, 3).state_dict()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        layer.load_state_dict(sd, assign=True)
+    assert [str(w.message) for w in caught] == []
+    assert not layer.weight.is_meta and torch.equal(layer.weight,
+                                                    sd["weight"])
