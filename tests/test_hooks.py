@@ -1,8 +1,9 @@
 """Chapter 5, hooks: each test body runs on torch.nn and on mininn.
 
 Hook ids differ between the backends (each keeps its own counter), so the
-tests compare what ids mean, never their values. Global hooks are always
-removed in a `finally`, so no test leaks one into the next.
+tests compare what ids mean, never their values. Every global hook is
+registered in a `with` block (a handle is a context manager), so no
+test leaks one into the next.
 """
 import copy
 import gc
@@ -181,22 +182,16 @@ def test_any_single_hook_takes_the_call_off_the_fast_path(nn, where,
                                                           register):
     layer, fired = nn.Linear(2, 1), []
     owner = layer if where == "module" else nn
-    handle = getattr(owner, register)(lambda *a: fired.append(1))
-    try:
+    with getattr(owner, register)(lambda *a: fired.append(1)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the old hook's FutureWarning
             layer(torch.ones(1, 2, requires_grad=True) * 1).sum().backward()
-    finally:
-        handle.remove()
     assert fired == [1]
 
 
 def test_a_global_backward_pre_hook_alone_adds_the_identity_node(nn):
-    handle = nn.register_module_full_backward_pre_hook(lambda *a: None)
-    try:
+    with nn.register_module_full_backward_pre_hook(lambda *a: None):
         out = nn.Linear(2, 1)(torch.ones(1, 2, requires_grad=True))
-    finally:
-        handle.remove()
     assert out.grad_fn.name() == "BackwardHookFunctionBackward"
 
 
@@ -449,72 +444,51 @@ def test_global_pre_hook_runs_before_a_prepended_module_hook(nn):
     m, seen = make_scale(nn), []
     m.register_forward_pre_hook(lambda *a: seen.append("module"),
                                 prepend=True)
-    handle = nn.register_module_forward_pre_hook(
-        lambda *a: seen.append("global"))
-    try:
+    with nn.register_module_forward_pre_hook(lambda *a: seen.append("global")):
         m(torch.ones(2))
-    finally:
-        handle.remove()
     assert seen == ["global", "module"]
 
 
 def test_global_forward_hook_runs_before_a_prepended_module_hook(nn):
     m, seen = make_scale(nn), []
     m.register_forward_hook(lambda *a: seen.append("module"), prepend=True)
-    handle = nn.register_module_forward_hook(
-        lambda *a: seen.append("global"))
-    try:
+    with nn.register_module_forward_hook(lambda *a: seen.append("global")):
         m(torch.ones(2))
-    finally:
-        handle.remove()
     assert seen == ["global", "module"]
 
 
 def test_global_forward_hook_fires_for_every_module_inner_first(nn):
     model, seen = make_nested(nn), []
     where = name_of(model)
-    handle = nn.register_module_forward_hook(
-        lambda mod, args, out: seen.append(where[id(mod)]))
-    try:
+    with nn.register_module_forward_hook(
+            lambda mod, args, out: seen.append(where[id(mod)])):
         model(torch.ones(2))
-    finally:
-        handle.remove()
     model(torch.ones(2))
     assert seen == ["a", "inner", "root"]
 
 
 def test_global_forward_pre_hook_replaces_input(nn):
     m = make_scale(nn)
-    handle = nn.register_module_forward_pre_hook(
-        lambda mod, args: args[0] * 2)
-    try:
+    with nn.register_module_forward_pre_hook(lambda mod, args: args[0] * 2):
         y = m(torch.ones(2))
-    finally:
-        handle.remove()
     assert torch.equal(y, torch.tensor([4.0, 6.0]))
 
 
 def test_global_forward_hook_with_kwargs_receives_kwargs(nn):
     m, seen = make_scale(nn), []
-    handle = nn.register_module_forward_hook(
-        lambda mod, args, kwargs, out: seen.append(kwargs), with_kwargs=True)
-    try:
+    with nn.register_module_forward_hook(
+            lambda mod, args, kwargs, out: seen.append(kwargs), with_kwargs=True):
         m(torch.ones(2), bias=3.0)
-    finally:
-        handle.remove()
     assert seen == [{"bias": 3.0}]
 
 
 def test_global_always_call_hook_gets_no_kwargs_after_error(nn):
     m, seen = make_scale(nn), []
-    handle = nn.register_module_forward_hook(
-        lambda *a: seen.append(len(a)), with_kwargs=True, always_call=True)
-    try:
+    with nn.register_module_forward_hook(
+            lambda *a: seen.append(len(a)), with_kwargs=True, always_call=True):
         m(torch.ones(2), bias=1.0)
         with pytest.raises(RuntimeError):
             m(torch.ones(3), bias=1.0)
-    finally:
-        handle.remove()
     assert seen == [4, 3]  # torch's quirk: kwargs are dropped on error
 
 
@@ -522,13 +496,10 @@ def test_global_always_call_hook_runs_before_module_ones_after_error(nn):
     m, seen = make_scale(nn), []
     m.register_forward_hook(lambda *a: seen.append("module"),
                             always_call=True)
-    handle = nn.register_module_forward_hook(
-        lambda *a: seen.append("global"), always_call=True)
-    try:
+    with nn.register_module_forward_hook(
+            lambda *a: seen.append("global"), always_call=True):
         with pytest.raises(RuntimeError):
             m(torch.ones(3))
-    finally:
-        handle.remove()
     assert seen == ["global", "module"]
 
 
@@ -724,33 +695,21 @@ def test_backward_hook_order_is_global_then_module_with_prepend(nn):
     m.register_full_backward_pre_hook(lambda *a: seen.append("pa"))
     m.register_full_backward_pre_hook(lambda *a: seen.append("pb"),
                                       prepend=True)
-    handles = [
-        nn.register_module_full_backward_hook(lambda *a: seen.append("g")),
-        nn.register_module_full_backward_pre_hook(
-            lambda *a: seen.append("pg")),
-    ]
-    try:
+    with (nn.register_module_full_backward_hook(lambda *a: seen.append("g")),
+          nn.register_module_full_backward_pre_hook(
+              lambda *a: seen.append("pg"))):
         m(torch.ones(2, requires_grad=True)).sum().backward()
-    finally:
-        for handle in handles:
-            handle.remove()
     assert seen == ["pg", "pb", "pa", "g", "b", "a"]
 
 
 def test_global_backward_hooks_fire_outer_module_first(nn):
     model, seen = make_nested(nn), []
     where = name_of(model)
-    handles = [
-        nn.register_module_full_backward_pre_hook(
-            lambda mod, gout: seen.append(("pre", where[id(mod)]))),
-        nn.register_module_full_backward_hook(
-            lambda mod, gin, gout: seen.append(("hook", where[id(mod)]))),
-    ]
-    try:
+    with (nn.register_module_full_backward_pre_hook(
+              lambda mod, gout: seen.append(("pre", where[id(mod)]))),
+          nn.register_module_full_backward_hook(
+              lambda mod, gin, gout: seen.append(("hook", where[id(mod)])))):
         model(torch.ones(2, requires_grad=True)).sum().backward()
-    finally:
-        for handle in handles:
-            handle.remove()
     assert seen == [("pre", "root"), ("pre", "inner"), ("hook", "inner"),
                     ("pre", "a"), ("hook", "a"), ("hook", "root")]
 
@@ -1132,12 +1091,9 @@ def test_global_old_backward_hook_fires_for_every_module(
         nn, fresh_global_flag):
     model, seen = make_nested(nn), []
     where = name_of(model)
-    handle = nn.register_module_backward_hook(
-        lambda mod, gin, gout: seen.append(where[id(mod)]))
-    try:
+    with nn.register_module_backward_hook(
+            lambda mod, gin, gout: seen.append(where[id(mod)])):
         quietly(model, torch.ones(2, requires_grad=True)).sum().backward()
-    finally:
-        handle.remove()
     assert sorted(seen) == ["a", "inner", "root"]
 
 
@@ -1145,11 +1101,8 @@ def test_global_old_hook_runs_before_the_module_old_hook(
         nn, fresh_global_flag):
     m, seen = make_wave(nn), []
     m.register_backward_hook(lambda *a: seen.append("module"))
-    handle = nn.register_module_backward_hook(lambda *a: seen.append("global"))
-    try:
+    with nn.register_module_backward_hook(lambda *a: seen.append("global")):
         quietly(m, torch.ones(2, requires_grad=True)).sum().backward()
-    finally:
-        handle.remove()
     assert seen == ["global", "module"]
 
 
