@@ -86,17 +86,6 @@ class Sequential(Module):
         self._modules[str(index)] = module
         return self
 
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
-
-    def extend(self, sequential):
-        """Append every module of an iterable; returns self."""
-        for layer in sequential:
-            self.append(layer)
-        return self
-
     def __mul__(self, other):
         """A new Sequential holding the same modules `other` times over."""
         _check_factor(self, other)
@@ -129,6 +118,17 @@ class Sequential(Module):
         for repeat in range(1, other):
             for i in range(length):
                 self.add_module(str(repeat * length + i), self._modules[str(i)])
+        return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def extend(self, sequential):
+        """Append every module of an iterable; returns self."""
+        for layer in sequential:
+            self.append(layer)
         return self
 
 
@@ -310,26 +310,6 @@ class ModuleDict(Module):
             self[m[0]] = m[1]
 
 
-def _describe(key, p, typename):
-    """One repr line of a ParameterList/ParameterDict entry."""
-    if not isinstance(p, torch.Tensor):
-        return f"  ({key}): Object of type: " + type(p).__name__
-    size_str = "x".join(str(size) for size in p.size())
-    device_str = f" ({p.device})" if p.device.type == "cuda" else ""
-    kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-    # ParameterList shows the dtype, ParameterDict the tensor type
-    tensor_type = torch.typename(p) if typename else p.dtype
-    return (f"  ({key}): {kind} containing: "
-            f"[{tensor_type} of size {size_str}{device_str}]")
-
-
-def _as_parameter(value):
-    """A plain tensor becomes a Parameter; anything else is kept."""
-    if isinstance(value, torch.Tensor) and not isinstance(value, Parameter):
-        return Parameter(value)
-    return value
-
-
 class ParameterList(Module):
     """A list of Parameters, stored as attributes named "0", "1", ..."""
 
@@ -386,6 +366,26 @@ class ParameterList(Module):
 ParameterList.__iadd__ = ParameterList.extend
 
 
+def _describe(key, p, typename):
+    """One repr line of a ParameterList/ParameterDict entry."""
+    if not isinstance(p, torch.Tensor):
+        return f"  ({key}): Object of type: " + type(p).__name__
+    size_str = "x".join(str(size) for size in p.size())
+    device_str = f" ({p.device})" if p.device.type == "cuda" else ""
+    kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+    # ParameterList shows the dtype, ParameterDict the tensor type
+    tensor_type = torch.typename(p) if typename else p.dtype
+    return (f"  ({key}): {kind} containing: "
+            f"[{tensor_type} of size {size_str}{device_str}]")
+
+
+def _as_parameter(value):
+    """A plain tensor becomes a Parameter; anything else is kept."""
+    if isinstance(value, torch.Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
 class ParameterDict(Module):
     """A dict of Parameters, stored as attributes named by their keys."""
 
@@ -395,33 +395,12 @@ class ParameterDict(Module):
         if parameters is not None:
             self.update(parameters)
 
-    def _key_to_attr(self, key):
-        if not isinstance(key, str):
-            raise TypeError(
-                "Index given to ParameterDict cannot be used as a key as it "
-                f"is not a string (type is '{type(key).__name__}'). Open an "
-                "issue on github if you need non-string keys.")
-        return key
-
     def __getitem__(self, key):
         return getattr(self, self._key_to_attr(key))
 
     def __setitem__(self, key, value):
         self._keys[key] = None
         setattr(self, self._key_to_attr(key), _as_parameter(value))
-
-    def __delitem__(self, key):
-        del self._keys[key]
-        delattr(self, self._key_to_attr(key))
-
-    def __len__(self):
-        return len(self._keys)
-
-    def __iter__(self):
-        return iter(self._keys)
-
-    def __contains__(self, key):
-        return key in self._keys
 
     def keys(self):
         return self._keys.keys()
@@ -455,6 +434,28 @@ class ParameterDict(Module):
                                      + str(j) + " has length " + str(len(p))
                                      + "; 2 is required")
                 self[p[0]] = p[1]
+
+    def _key_to_attr(self, key):
+        """The attribute name of `key`: the key itself, if it is a string."""
+        if not isinstance(key, str):
+            raise TypeError(
+                "Index given to ParameterDict cannot be used as a key as it "
+                f"is not a string (type is '{type(key).__name__}'). Open an "
+                "issue on github if you need non-string keys.")
+        return key
+
+    def __delitem__(self, key):
+        del self._keys[key]
+        delattr(self, self._key_to_attr(key))
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __contains__(self, key):
+        return key in self._keys
 
     def extra_repr(self):
         return "\n".join(_describe(k, p, typename=True)
