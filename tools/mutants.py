@@ -17,6 +17,12 @@ chapter's notebook (nbval) with the test files the list names. A bug is
     python3 tools/dev.py mutants               every list
     python3 tools/dev.py mutants 05 07         chapters 5 and 7
     python3 tools/dev.py mutants --list        show the bugs, run nothing
+    python3 tools/dev.py mutants -j 1          one bug at a time
+
+Bugs run side by side (one per core, each in its own scratch copy); for
+each, the list's test files run before the notebook and pytest stops at the
+first failure, so a caught bug costs seconds and only a missed one pays for
+the whole notebook.
 
 A list looks like this (TOML; ''' strings keep code exactly as typed):
 
@@ -37,6 +43,7 @@ import argparse
 import ast
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
@@ -44,6 +51,7 @@ import sys
 import tempfile
 import time
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -149,7 +157,11 @@ FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
 
 
 def run_one(mutant: Mutant, chapter: Chapter, scratch: Path, workers: int):
-    """(verdict, seconds, first failing test) for one applied mutant."""
+    """(verdict, seconds, first failing test) for one applied mutant.
+
+    The test files run before the notebook and pytest stops at the first
+    failure (-x): most bugs are caught by a test in seconds, and only a bug
+    the tests miss pays for the notebook's kernel."""
     target = scratch / "book" / chapter.notebook.name
     original = chapter.notebook.read_text()
     target.write_text(mutated_notebook(mutant, chapter.notebook))
@@ -161,8 +173,8 @@ def run_one(mutant: Mutant, chapter: Chapter, scratch: Path, workers: int):
         if exported.returncode != 0:
             return "caught", time.monotonic() - start, "tools/export.py failed"
         cmd = [sys.executable, "-m", "pytest", "-q", "-x", "--no-header",
-               "-p", "no:randomly", f"book/{chapter.notebook.name}",
-               *chapter.tests]
+               "-p", "no:randomly", *chapter.tests,
+               f"book/{chapter.notebook.name}"]
         if workers > 1:
             cmd += ["-n", str(workers), "--dist", "loadfile"]
         else:
@@ -182,6 +194,13 @@ def run_one(mutant: Mutant, chapter: Chapter, scratch: Path, workers: int):
     return "ERROR", seconds, f"pytest exit {done.returncode}: {' '.join(tail)}"
 
 
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python3 tools/dev.py mutants",
@@ -191,8 +210,11 @@ def main(argv=None):
                         help="chapter prefixes (05, 07_state); default: all")
     parser.add_argument("--list", action="store_true",
                         help="print the bugs and whether they apply; run nothing")
-    parser.add_argument("-n", "--workers", type=int, default=2,
-                        help="pytest-xdist workers per bug (default 2; 1: none)")
+    parser.add_argument("-j", "--jobs", type=int, default=cores(),
+                        help="bugs run side by side, each in its own scratch "
+                             "copy (default: one per core)")
+    parser.add_argument("-n", "--workers", type=int, default=1,
+                        help="pytest-xdist workers per bug (default 1: none)")
     args = parser.parse_args(argv)
 
     todo = chapters(args.chapters)
@@ -200,33 +222,43 @@ def main(argv=None):
         print("no mutant list matches", " ".join(args.chapters))
         return 2
     counts = {"caught": 0, "MISSED": 0, "NOT APPLIED": 0, "ERROR": 0}
-    scratch = None
+    runnable = []
+    for chapter in todo:
+        cells = export_cells(chapter.notebook)
+        for mutant in chapter.mutants:
+            why_not = problem(mutant, cells)
+            if args.list:
+                state = f"NOT APPLIED ({why_not})" if why_not else "applies"
+                print(f"{mutant.name:55} {state}\n    {mutant.why}")
+            elif why_not:
+                counts["NOT APPLIED"] += 1
+                print(f"NOT APPLIED  {mutant.name}: {why_not}", flush=True)
+            else:
+                runnable.append((mutant, chapter))
+    if args.list:
+        return 0
+    base = Path(tempfile.mkdtemp(prefix="mininn-mutants-"))
+    free = queue.Queue()  # scratch copies, one per job
     try:
-        for chapter in todo:
-            cells = export_cells(chapter.notebook)
-            for mutant in chapter.mutants:
-                why_not = problem(mutant, cells)
-                if args.list:
-                    state = f"NOT APPLIED ({why_not})" if why_not else "applies"
-                    print(f"{mutant.name:55} {state}\n    {mutant.why}")
-                    continue
-                if why_not:
-                    counts["NOT APPLIED"] += 1
-                    print(f"NOT APPLIED  {mutant.name}: {why_not}", flush=True)
-                    continue
-                if scratch is None:
-                    scratch = Path(tempfile.mkdtemp(prefix="mininn-mutants-"))
-                    shutil.copytree(ROOT, scratch / "repo", ignore=COPY_IGNORE)
-                verdict, seconds, where = run_one(
-                    mutant, chapter, scratch / "repo", args.workers)
+        for i in range(max(1, min(args.jobs, len(runnable)))):
+            shutil.copytree(ROOT, base / str(i), ignore=COPY_IGNORE)
+            free.put(base / str(i))
+
+        def job(item):
+            scratch = free.get()
+            try:
+                return run_one(*item, scratch, args.workers)
+            finally:
+                free.put(scratch)
+
+        with ThreadPoolExecutor(max_workers=free.qsize() or 1) as pool:
+            for (mutant, _), (verdict, seconds, where) in zip(
+                    runnable, pool.map(job, runnable)):
                 counts[verdict] += 1
                 print(f"{verdict:12} {mutant.name} ({seconds:.0f} s)"
                       + (f": {where}" if where else ""), flush=True)
     finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
-    if args.list:
-        return 0
+        shutil.rmtree(base, ignore_errors=True)
     total = sum(counts.values())
     print(f"mutants: {counts['caught']} of {total} caught, "
           f"{counts['MISSED']} missed, {counts['NOT APPLIED']} not applied, "
