@@ -18,10 +18,16 @@ sys.path.insert(0, str(ROOT / "tools"))
 export = importlib.import_module("export")
 
 
-def stale_files(package, tmp_path):
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    """The package as the notebooks export it now, in a temporary folder."""
+    folder = tmp_path_factory.mktemp("fresh")
+    export.export(folder)
+    return folder
+
+
+def stale_files(package, fresh):
     """Names of files that differ between `package` and a fresh export."""
-    fresh = tmp_path / "fresh"
-    export.export(fresh)
     names = {p.name for p in package.glob("*.py")}
     names |= {p.name for p in fresh.glob("*.py")}
     return sorted(
@@ -39,23 +45,17 @@ def chapters():
                 and getattr(node.targets[0], "id", "") == "CHAPTERS")
 
 
-def run_in_book(code):
-    out = subprocess.run([sys.executable, "-c", code], cwd=BOOK,
-                         capture_output=True, text=True, check=True)
-    return out.stdout.strip()
+def test_package_is_exactly_what_the_notebooks_export(fresh):
+    assert stale_files(PACKAGE, fresh) == [], "run `make export`"
 
 
-def test_package_is_exactly_what_the_notebooks_export(tmp_path):
-    assert stale_files(PACKAGE, tmp_path) == [], "run `make export`"
-
-
-def test_a_hand_edit_of_the_package_is_caught(tmp_path):
+def test_a_hand_edit_of_the_package_is_caught(fresh, tmp_path):
     copy = tmp_path / "mininn"
     shutil.copytree(PACKAGE, copy)
     with open(copy / "registration.py", "a") as f:
         f.write("# edited by hand\n")
     (copy / "orphan.py").write_text("")
-    assert stale_files(copy, tmp_path) == ["orphan.py", "registration.py"]
+    assert stale_files(copy, fresh) == ["orphan.py", "registration.py"]
 
 
 def test_every_generated_file_names_its_notebook():
@@ -75,32 +75,68 @@ def test_chapters_are_listed_in_book_order():
 
 
 # What each import loads, measured in ONE fresh interpreter (torch is
-# imported once): before each import every mininn module is dropped from
-# sys.modules, so each import starts from nothing, as in a new process.
+# imported once, for the book's package and for a planted copy): before
+# each import every mininn module is dropped from sys.modules and the
+# package's folder put first on sys.path, so each import starts from
+# nothing, as in a new process.
 PROBE = """
 import importlib, json, sys
 import torch
 
-def loaded(name):
+def fresh(folder):
     for key in [k for k in sys.modules if k.split(".")[0] == "mininn"]:
         del sys.modules[key]
+    sys.path[0] = folder
+    importlib.invalidate_caches()
+
+def loaded(folder, name):
+    fresh(folder)
     importlib.import_module(name)
     if name == "mininn":
         sys.modules["mininn"].Module  # the lazy root finishes the Module
     return sorted(m for m in sys.modules if m.startswith("mininn."))
 
-names = json.loads(sys.argv[1])
-print(json.dumps({name: loaded(name) for name in names}))
+def unknown_name(folder):
+    fresh(folder)
+    import mininn
+    try:
+        mininn.Nope
+    except AttributeError as e:
+        return str(e)
+
+jobs = json.loads(sys.argv[1])
+print(json.dumps({
+    "loaded": [loaded(folder, name) for folder, name in jobs["loaded"]],
+    "unknown_name": unknown_name(jobs["unknown_name"]),
+}))
 """
 
 
 @pytest.fixture(scope="module")
-def imports():
-    """{import name: mininn chapter modules it loaded}."""
+def probed(tmp_path_factory):
+    """The probe's answers: what each chapter import loads from book/, what
+    the first chapter loads from a copy where it imports the last one, and
+    the root's error for an unknown name."""
+    planted = tmp_path_factory.mktemp("planted")
+    shutil.copytree(PACKAGE, planted / "mininn")
+    first, last = chapters()[0], chapters()[-1]
+    with open(planted / "mininn" / f"{first}.py", "a") as f:
+        f.write(f"\nimport mininn.{last}  # planted\n")
     names = [f"mininn.{c}" for c in chapters()] + ["mininn"]
-    out = subprocess.run([sys.executable, "-c", PROBE, json.dumps(names)],
+    jobs = {"loaded": [[str(BOOK), name] for name in names]
+            + [[str(planted), f"mininn.{first}"]],
+            "unknown_name": str(BOOK)}
+    out = subprocess.run([sys.executable, "-c", PROBE, json.dumps(jobs)],
                          cwd=BOOK, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+    answers = json.loads(out.stdout)
+    *book, planted_first = answers["loaded"]
+    return dict(zip(names, book)), planted_first, answers["unknown_name"]
+
+
+@pytest.fixture(scope="module")
+def imports(probed):
+    """{import name: mininn chapter modules it loaded}."""
+    return probed[0]
 
 
 @pytest.mark.parametrize("position", range(len(chapters())))
@@ -110,30 +146,17 @@ def test_importing_a_chapter_does_not_import_later_ones(imports, position):
         f"mininn.{c}" for c in order[: position + 1])
 
 
-def test_the_probe_sees_a_chapter_that_imports_a_later_one(tmp_path):
+def test_the_probe_sees_a_chapter_that_imports_a_later_one(probed):
     """The import check can fail: a chapter that reaches forward is seen."""
-    copy = tmp_path / "mininn"
-    shutil.copytree(PACKAGE, copy)
-    first, last = chapters()[0], chapters()[-1]
-    with open(copy / f"{first}.py", "a") as f:
-        f.write(f"\nimport mininn.{last}  # planted\n")
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps([f"mininn.{first}"])],
-        cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert f"mininn.{last}" in json.loads(out.stdout)[f"mininn.{first}"]
+    assert f"mininn.{chapters()[-1]}" in probed[1]
 
 
 def test_package_root_hands_out_the_finished_module(imports):
     assert imports["mininn"] == sorted(f"mininn.{c}" for c in chapters())
 
 
-def test_package_root_rejects_unknown_names():
-    out = run_in_book(
-        "import mininn\n"
-        "try:\n    mininn.Nope\n"
-        "except AttributeError as e:\n    print(e)"
-    )
-    assert out == "module 'mininn' has no attribute 'Nope'"
+def test_package_root_rejects_unknown_names(probed):
+    assert probed[2] == "module 'mininn' has no attribute 'Nope'"
 
 
 def test_no_chapter_file_outgrows_a_reader():
