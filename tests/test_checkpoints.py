@@ -97,16 +97,27 @@ def serialization_id(buffer):
         return archive.read(name).decode()
 
 
-def test_serialization_id_is_a_fingerprint_of_the_content(nn, tmp_path):
+@pytest.fixture(scope="module")
+def saved_elsewhere(tmp_path_factory):
+    """{backend: file}: make_mlp's state_dict, saved here, then loaded and
+    saved again by another process (one process for both backends)."""
+    folder, files, args = tmp_path_factory.mktemp("elsewhere"), {}, []
+    for name, lib in (("torch.nn", torch.nn), ("mininn", mininn)):
+        torch.save(make_mlp(lib).state_dict(), folder / f"{name}.pt")
+        files[name] = folder / f"{name}-again.pt"
+        args += [str(folder / f"{name}.pt"), str(files[name])]
+    subprocess.run([sys.executable, "-c", "import sys, torch\n"
+                    "for a, b in zip(sys.argv[1::2], sys.argv[2::2]):\n"
+                    "    torch.save(torch.load(a), b)", *args], check=True)
+    return files
+
+
+def test_serialization_id_is_a_fingerprint_of_the_content(nn, saved_elsewhere):
     sd = make_mlp(nn).state_dict()
     first, again = serialization_id(saved(sd)), serialization_id(saved(sd))
     other = serialization_id(saved({k: v + 1 for k, v in sd.items()}))
-    path, elsewhere = tmp_path / "a.pt", tmp_path / "b.pt"
-    torch.save(sd, path)
-    subprocess.run([sys.executable, "-c", "import sys, torch; "
-                    "torch.save(torch.load(sys.argv[1]), sys.argv[2])",
-                    str(path), str(elsewhere)], check=True)
-    assert first == again == serialization_id(elsewhere) != other
+    elsewhere = serialization_id(saved_elsewhere[nn.name])
+    assert first == again == elsewhere != other
 
 
 def test_a_saved_view_takes_its_whole_storage_along():
