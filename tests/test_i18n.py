@@ -17,6 +17,7 @@ A failure names the catalog and the English string (msgid). To fix one:
 `python3 tools/dev.py i18n`, then translate what it lists
 (locale/zh_CN/README.md).
 """
+import copy
 import json
 import os
 import re
@@ -32,7 +33,7 @@ from babel.messages.pofile import read_po
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-import i18n  # noqa: E402  tools/i18n.py: where the editions are built
+import i18n  # tools/i18n.py: where the editions are built
 
 CATALOGS = sorted(i18n.CATALOGS.rglob("*.po"))
 ZH_HTML = i18n.ZH_HTML
@@ -71,15 +72,16 @@ def test_there_is_a_catalog_for_every_page():
 def test_catalog_is_translated(po):
     """Every entry has Chinese, none is fuzzy (English changed since)."""
     entries = messages(po)
-    fuzzy = [m.id for m in entries if m.fuzzy]
-    empty = [m.id for m in entries if not m.fuzzy and not m.string]
+    fuzzy = [m for m in entries if m.fuzzy]
+    empty = [m for m in entries if not m.fuzzy and not m.string]
     if fuzzy or empty:
         name = po.relative_to(ROOT)
         lines = [f"{name}: {len(empty)} of {len(entries)} strings "
                  f"untranslated, {len(fuzzy)} fuzzy"]
-        lines += [f"  fuzzy (the English changed): {short(m)!r}"
-                  for m in fuzzy]
-        lines += [f"  untranslated: {short(m)!r}" for m in empty]
+        lines += [f"  line {m.lineno}, fuzzy (the English changed): "
+                  f"{short(m.id)!r}" for m in fuzzy]
+        lines += [f"  line {m.lineno}, untranslated: {short(m.id)!r}"
+                  for m in empty]
         pytest.fail("\n".join(lines), pytrace=False)
 
 
@@ -194,7 +196,10 @@ CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 
 def expected_blocks(path):
     """Per code cell: its source, and the text of each output box as
-    myst-nb shows it (streams merged per name, nb_merge_streams)."""
+    myst-nb renders it from the notebook for either edition (streams
+    merged by its own coalesce_streams, as nb_merge_streams asks)."""
+    from myst_nb.core.utils import coalesce_streams
+
     nb = nbformat.read(path, as_version=4)
     cells = []
     for cell in nb.cells:
@@ -203,14 +208,10 @@ def expected_blocks(path):
         tags = cell.metadata.get("tags", [])
         if "remove-cell" in tags:
             continue
-        outputs, streams = [], {}
-        for out in cell.outputs:
+        outputs = []
+        for out in coalesce_streams(copy.deepcopy(cell.outputs)):
             if out.output_type == "stream":
-                if out.name in streams:
-                    outputs[streams[out.name]] += out.text
-                else:
-                    streams[out.name] = len(outputs)
-                    outputs.append(out.text)
+                outputs.append(out.text)
             elif "text/plain" in out.get("data", {}) and not any(
                     k.startswith("image/") or k == "text/html"
                     for k in out.data):
@@ -251,3 +252,30 @@ def test_code_and_outputs_are_the_notebooks_own(zh_site, path):
         assert [o.rstrip("\n") for o in got["outputs"]] == [
             o.rstrip("\n") for o in want["outputs"]], (
             f"{path.name}, code cell {number}: outputs differ")
+
+
+@pytest.mark.site
+def test_every_chinese_page_switches_to_its_english_twin(zh_site):
+    """The header's language button leads to the same page in English."""
+    for docname in zh_site:
+        page = (ZH_HTML / f"{docname}.html").read_text(encoding="utf-8")
+        found = re.search(r'<a href="([^"]+)"[^>]*btn-language-switch', page)
+        assert found, f"{docname}: no language switch"
+        target = (ZH_HTML / docname).parent / found.group(1)
+        # the English page sits where the Chinese one does, one level up
+        assert target.resolve() == (ZH_HTML.parent / f"{docname}.html"
+                                    ).resolve(), (docname, found.group(1))
+        assert any((ROOT / f"{docname}{s}").exists()
+                   for s in (".md", ".ipynb")), docname
+
+
+@pytest.mark.site
+def test_chinese_search_indexes_chinese_words(zh_site):
+    """html_search_language "zh" (jieba): the glossary's Chinese words are
+    search terms that lead to the glossary."""
+    text = (ZH_HTML / "searchindex.js").read_text(encoding="utf-8")
+    index = json.loads(text[text.index("(") + 1:text.rindex(")")])
+    glossary = index["docnames"].index("book/glossary")
+    hits = index["terms"].get("缓冲区")
+    assert hits is not None, "缓冲区 is not a search term"
+    assert glossary in (hits if isinstance(hits, list) else [hits])

@@ -23,7 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
 GETTEXT = BUILD / "gettext"
-ZH_HTML = BUILD / "html" / "zh"
+# BOOK_ZH_HTML: another folder for the Chinese site (experiments, tests
+# run beside a build of the English site).
+ZH_HTML = Path(os.environ.get("BOOK_ZH_HTML", BUILD / "html" / "zh"))
 ZH_DOCTREES = BUILD / ".doctrees-zh"
 LOCALE = ROOT / "locale"
 LANGUAGE = "zh_CN"
@@ -65,7 +67,7 @@ def extract(quiet=False):
 
 def merge():
     """Every .pot into its .po: new strings empty, changed ones fuzzy
-    (with the old English kept as `#| msgid`), removed ones dropped."""
+    (keeping the Chinese of the old English), removed ones dropped."""
     return subprocess.run(
         [sys.executable, "-m", "sphinx_intl", "update", "-p", str(GETTEXT),
          "-d", str(LOCALE), "-l", LANGUAGE, "--no-obsolete"],

@@ -34,6 +34,8 @@ import os
 import re
 from pathlib import Path
 
+from docutils import nodes
+from sphinx import addnodes
 from sphinx.errors import ConfigError, ExtensionError
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
@@ -49,8 +51,7 @@ SWITCH = {  # the button in each edition: it leads to the other one
 }
 # Whole-book page (book_files.whole_book_html) and the note under titles
 # (book_files.add_download_note), in the Chinese edition.
-ZH_COVER = ("整本书，由网站的源文件生成。每道练习的解答都紧随其后，"
-            "标题为“练习 N 的解答”。")
+ZH_COVER = "整本书，由网站的源文件生成。每道练习之后都附有它的解答。"
 
 
 def chinese(config):
@@ -67,8 +68,80 @@ def _check_config(app, config):
             "byte-identical between the editions (issue 20)")
 
 
+def _catalog(transform):
+    """The page's catalog, as the Locale transform opens it."""
+    from sphinx.locale import init as init_locale
+    from sphinx.util.i18n import docname_to_domain
+
+    config = transform.config
+    dirs = [os.path.join(transform.env.srcdir, d) for d in config.locale_dirs]
+    catalog, _ = init_locale(dirs, config.language, docname_to_domain(
+        transform.env.docname, config.gettext_compact))
+    return catalog
+
+
+def _translated(catalog, msg):
+    msgstr = catalog.gettext(msg)
+    return msgstr if msgstr and msgstr != msg and msgstr.strip() else None
+
+
+def _myst(node):
+    """The MyST source of an exercise subtitle, from its inline nodes."""
+    marks = {"literal": "`", "emphasis": "*", "strong": "**"}
+    parts = []
+    for child in node.children:
+        mark = marks.get(child.tagname, "")
+        parts.append(f"{mark}{child.astext()}{mark}")
+    return "".join(parts)
+
+
+class ExerciseTitles(SphinxTransform):
+    """sphinx-exercise titles, translated by their subtitle alone.
+
+    An exercise's title is sphinx-exercise's own label ("Exercise", which
+    its catalog translates) followed by the directive's argument, its
+    subtitle. Sphinx would look the whole title up ("练习register a list
+    by hand" in the Chinese build) while gettext extracts nothing for it
+    (it extracts after sphinx-exercise's post-transforms rebuilt the
+    title). So the titles are not Sphinx messages; each subtitle is one,
+    extracted and translated here.
+    """
+
+    default_priority = 18  # before the Locale transform (20)
+
+    def apply(self, **kwargs):
+        found = []
+        for title in self.document.findall(nodes.title):
+            if type(title).__name__ in ("exercise_title", "solution_title"):
+                title["translatable"] = False
+        for sub in self.document.findall(nodes.subtitle):
+            if type(sub).__name__ != "exercise_subtitle":
+                continue
+            msg = _myst(sub)
+            found.append((msg, sub))
+        self.env.i18n_subtitles[self.env.docname] = [
+            (msg, sub.source or self.env.doc2path(self.env.docname),
+             sub.line) for msg, sub in found]
+        if not chinese(self.config) or not found:
+            return
+        from sphinx.transforms.i18n import publish_msgstr
+
+        catalog = _catalog(self)
+        for msg, sub in found:
+            msgstr = _translated(catalog, msg)
+            if msgstr is None:
+                continue
+            parsed = publish_msgstr(
+                self.app, msgstr, self.env.doc2path(self.env.docname),
+                sub.line or 0, self.config, self.document.settings)
+            if isinstance(parsed, nodes.paragraph):
+                sub.children = []
+                sub.extend(child.deepcopy() for child in parsed.children)
+
+
 class RecordMessages(SphinxTransform):
-    """What the Locale transform (priority 20) is about to look up."""
+    """What the Locale transform (priority 20) is about to look up, and
+    the exercise subtitles (above)."""
 
     default_priority = 19
 
@@ -76,25 +149,88 @@ class RecordMessages(SphinxTransform):
         if not chinese(self.config):
             return
         found = []
-        for _node, msg in extract_messages(self.document):
+        for node, msg in extract_messages(self.document):
+            if _front_matter(node):
+                continue
+            if msg not in found:
+                found.append(msg)
+        for msg, _source, _line in self.env.i18n_subtitles.get(
+                self.env.docname, []):
             if msg not in found:
                 found.append(msg)
         self.env.i18n_messages[self.env.docname] = found
 
 
+def _front_matter(node):
+    """A field of the front matter (a notebook's metadata, such as
+    "mininn": {"module": "state"}): a field list at the top of the page,
+    which becomes docinfo and is removed before the page is written (MyST
+    makes no other field lists here: its fieldlist extension is off)."""
+    while node is not None:
+        if isinstance(node, (nodes.field_list, nodes.docinfo)):
+            return isinstance(node.parent, nodes.document)
+        node = node.parent
+    return False
+
+
+class TocCaptions(SphinxTransform):
+    """Captions of the table of contents ("The chapters"), in Chinese.
+
+    sphinx-external-toc inserts the toctrees at priority 100, after the
+    Locale transform: their captions are extracted (gettext reads them at
+    the end) but never translated. This translates them from the root
+    page's catalog.
+    """
+
+    default_priority = 110
+
+    def apply(self, **kwargs):
+        if not chinese(self.config):
+            return
+        trees = [t for t in self.document.findall(addnodes.toctree)
+                 if t.get("caption")]
+        if not trees:
+            return
+        catalog = _catalog(self)
+        record = self.env.i18n_messages.setdefault(self.env.docname, [])
+        for tree in trees:
+            caption = tree["caption"]
+            if caption not in record:
+                record.append(caption)
+            msgstr = _translated(catalog, caption)
+            if msgstr is not None:
+                tree["caption"] = msgstr
+
+
+def _extract_subtitles(app, doctree, docname):
+    """gettext: add the exercise subtitles to the page's catalog."""
+    if app.builder.name != "gettext":
+        return
+    from sphinx.builders.gettext import MsgOrigin
+    from sphinx.util.i18n import docname_to_domain
+
+    catalog = app.builder.catalogs[
+        docname_to_domain(docname, app.config.gettext_compact)]
+    for msg, source, line in app.env.i18n_subtitles.get(docname, []):
+        catalog.add(msg, MsgOrigin(source, line or 0))
+
+
 def _init_env(app):
-    if not hasattr(app.env, "i18n_messages"):
-        app.env.i18n_messages = {}
+    for name in ("i18n_messages", "i18n_subtitles"):
+        if not hasattr(app.env, name):
+            setattr(app.env, name, {})
 
 
 def _purge(app, env, docname):
-    getattr(env, "i18n_messages", {}).pop(docname, None)
+    for name in ("i18n_messages", "i18n_subtitles"):
+        getattr(env, name, {}).pop(docname, None)
 
 
 def _merge(app, env, docnames, other):
-    env.i18n_messages.update(
-        {d: other.i18n_messages[d] for d in docnames
-         if d in getattr(other, "i18n_messages", {})})
+    for name in ("i18n_messages", "i18n_subtitles"):
+        getattr(env, name).update(
+            {d: getattr(other, name)[d] for d in docnames
+             if d in getattr(other, name, {})})
 
 
 def _check_myst_nb():
@@ -216,16 +352,20 @@ def _build_finished(app, exception):
 
 def setup(app):
     app.connect("config-inited", _check_config)
+    app.add_transform(ExerciseTitles)
     app.add_transform(RecordMessages)
+    app.add_transform(TocCaptions)
+    app.connect("doctree-resolved", _extract_subtitles)
     app.connect("builder-inited", _builder_inited, priority=900)
     app.connect("env-before-read-docs",
                 lambda app, env, docnames: _init_env(app))
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
-    app.connect("html-page-context", _language_switch)
+    # After sphinx-book-theme fills header_buttons (priority 501).
+    app.connect("html-page-context", _language_switch, priority=502)
     # After book_files' note (priority 500).
     app.connect("html-page-context", _chinese_note, priority=600)
     app.connect("build-finished", _before_book_files, priority=899)
     app.connect("build-finished", _build_finished, priority=950)
     return {"parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 1}
+            "env_version": 3}
