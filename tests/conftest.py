@@ -60,3 +60,34 @@ def nn(request):
 def both():
     """(torch.nn, mininn), for tests that compare the two directly."""
     return Backend("torch.nn"), Backend("mininn")
+
+
+# -- tests that run twice ---------------------------------------------------
+# A test marked `loads_state_dict` (tests/test_state_dict.py,
+# tests/test_properties.py) is collected a second time in each module that
+# names the mark in RERUN_MARKED, under that module's fixtures: chapter 10
+# (tests/test_performance.py) runs them again with its grouped loader.
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "loads_state_dict: a load_state_dict test that chapter "
+        "10's grouped loader must pass too (tests/test_performance.py)")
+
+
+def pytest_pycollect_makeitem(collector, name, obj):
+    """RERUN_MARKED = (mark, modules) in a test module: each test of
+    `modules` that carries `mark`, collected again in that module."""
+    if name != "RERUN_MARKED":
+        return None
+    mark, modules = obj
+    items = []
+    for module in modules:
+        for test_name, test in vars(module).items():
+            marks = {m.name for m in getattr(test, "pytestmark", [])}
+            if test_name.startswith("test_") and mark in marks:
+                # pytest finds an item's function by name in its module
+                assert not hasattr(collector.obj, test_name), test_name
+                setattr(collector.obj, test_name, test)
+                items += collector.ihook.pytest_pycollect_makeitem(
+                    collector=collector, name=test_name, obj=test)
+    return items

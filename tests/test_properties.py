@@ -11,6 +11,7 @@ we ask them: names, order, identity, values, modes and loading.
 Hypothesis runs under a fixed profile (derandomized, no example database),
 so the suite draws the same trees on every run and on every machine.
 """
+import pytest
 import torch
 import torch.nn
 from hypothesis import HealthCheck, given, settings
@@ -302,6 +303,7 @@ def test_training_flags_match_after_random_mode_changes(spec, seed, changes):
                 == [m.training for _, m in real.named_modules()])
 
 
+@pytest.mark.loads_state_dict
 @PARITY
 @given(TREES, SEEDS)
 def test_load_state_dict_round_trips_across_backends(spec, seed):
@@ -319,6 +321,7 @@ def test_load_state_dict_round_trips_across_backends(spec, seed):
                         mini_receiver.named_buffers())
 
 
+@pytest.mark.loads_state_dict
 @PARITY
 @given(TREES, SEEDS, st.data())
 def test_load_state_dict_reports_the_same_missing_and_unexpected_keys(

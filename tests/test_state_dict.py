@@ -138,18 +138,21 @@ def test_extra_state_is_saved_after_the_tensors(nn):
     assert sd["_extra_state"] == {"calls": 3}
 
 
+@pytest.mark.loads_state_dict
 def test_extra_state_is_given_back_to_set_extra_state(nn):
     target = counted(nn, calls=0)
     target.load_state_dict(counted(nn, calls=9).state_dict())
     assert target.calls == 9
 
 
+@pytest.mark.loads_state_dict
 def test_missing_extra_state_is_a_missing_key(nn):
     result = counted(nn).load_state_dict({"weight": torch.ones(2)},
                                          strict=False)
     assert result.missing_keys == ["_extra_state"]
 
 
+@pytest.mark.loads_state_dict
 def test_extra_state_for_a_class_without_it_is_unexpected(nn):
     result = nn.Module().load_state_dict({"_extra_state": 1}, strict=False)
     assert result.unexpected_keys == ["_extra_state"]
@@ -215,6 +218,7 @@ def test_get_extra_state_of_a_plain_module_raises(nn):
 
 # -- loading ------------------------------------------------------------------
 
+@pytest.mark.loads_state_dict
 def test_load_copies_values_into_the_same_tensors(nn):
     net, source = make_state_net(nn), fresh(nn)
     weight = net.a.weight
@@ -225,12 +229,14 @@ def test_load_copies_values_into_the_same_tensors(nn):
     assert net.a.weight.requires_grad
 
 
+@pytest.mark.loads_state_dict
 def test_load_leaves_non_persistent_buffers_alone(nn):
     net, source = make_state_net(nn), fresh(nn)
     net.load_state_dict(source.state_dict())
     assert torch.equal(net.a.scratch, torch.ones(3))
 
 
+@pytest.mark.loads_state_dict
 def test_strict_load_reports_missing_and_unexpected_keys(nn):
     sd = fresh(nn).state_dict()
     del sd["a.bias"], sd["steps"]
@@ -242,6 +248,7 @@ def test_strict_load_reports_missing_and_unexpected_keys(nn):
         'Unexpected key(s) in state_dict: "c.weight", "a.extra". ')
 
 
+@pytest.mark.loads_state_dict
 def test_non_strict_load_returns_the_keys_as_a_named_tuple(nn):
     sd = fresh(nn).state_dict()
     del sd["b.running"]
@@ -254,12 +261,14 @@ def test_non_strict_load_returns_the_keys_as_a_named_tuple(nn):
         "unexpected_keys=['zzz'])")
 
 
+@pytest.mark.loads_state_dict
 def test_non_strict_load_still_copies_what_matches(nn):
     net, source = make_state_net(nn), fresh(nn)
     net.load_state_dict({"a.weight": source.a.weight}, strict=False)
     assert torch.equal(net.a.weight, source.a.weight)
 
 
+@pytest.mark.loads_state_dict
 def test_size_mismatch_is_reported_after_the_key_lists(nn):
     sd = fresh(nn).state_dict()
     sd["b.weight"] = torch.zeros(2, 3)
@@ -272,6 +281,7 @@ def test_size_mismatch_is_reported_after_the_key_lists(nn):
         "torch.Size([3, 2]).")
 
 
+@pytest.mark.loads_state_dict
 def test_size_mismatch_raises_even_when_not_strict(nn):
     sd = fresh(nn).state_dict()
     sd["scale"] = torch.zeros(2)
@@ -282,6 +292,7 @@ def test_size_mismatch_raises_even_when_not_strict(nn):
         "torch.Size([]).")
 
 
+@pytest.mark.loads_state_dict
 def test_a_value_that_is_not_a_tensor_is_an_error(nn):
     sd = fresh(nn).state_dict()
     sd["a.weight"] = [[1.0, 2.0]] * 3
@@ -292,11 +303,13 @@ def test_a_value_that_is_not_a_tensor_is_an_error(nn):
         "<class 'list'>")
 
 
+@pytest.mark.loads_state_dict
 def test_load_of_something_not_a_mapping_is_a_type_error(nn):
     assert error_of(make_state_net(nn).load_state_dict, [1, 2]) == (
         "TypeError: Expected state_dict to be dict-like, got <class 'list'>.")
 
 
+@pytest.mark.loads_state_dict
 def test_one_element_vector_loads_into_a_scalar(nn):
     sd = fresh(nn).state_dict()
     sd["scale"] = torch.tensor([2.5])
@@ -305,6 +318,7 @@ def test_one_element_vector_loads_into_a_scalar(nn):
     assert net.scale.shape == () and net.scale.item() == 2.5
 
 
+@pytest.mark.loads_state_dict
 def test_only_a_one_element_vector_loads_into_a_scalar(nn):
     sd = fresh(nn).state_dict()
     sd["scale"] = torch.tensor([2.5, 3.5])  # not the torch 0.3 form
@@ -315,6 +329,7 @@ def test_only_a_one_element_vector_loads_into_a_scalar(nn):
         "torch.Size([]).")
 
 
+@pytest.mark.loads_state_dict
 def test_copy_casts_the_checkpoint_dtype_silently(nn):
     sd = {k: v.double() for k, v in fresh(nn).state_dict().items()}
     net = make_state_net(nn)
@@ -324,6 +339,7 @@ def test_copy_casts_the_checkpoint_dtype_silently(nn):
     assert torch.equal(net.a.weight, sd["a.weight"].float())
 
 
+@pytest.mark.loads_state_dict
 def test_failed_strict_load_has_already_copied_other_tensors(nn):
     net, source = make_state_net(nn), fresh(nn)
     sd = source.state_dict()
@@ -333,6 +349,7 @@ def test_failed_strict_load_has_already_copied_other_tensors(nn):
     assert torch.equal(net.b.running, source.b.running)
 
 
+@pytest.mark.loads_state_dict
 def test_copy_error_is_wrapped_with_both_shapes(nn):
     sd = fresh(nn).state_dict()
     sd["a.bias"] = torch.empty(3, device="meta")
@@ -344,6 +361,7 @@ def test_copy_error_is_wrapped_with_both_shapes(nn):
         "('Cannot copy out of meta tensor; no data!',).")
 
 
+@pytest.mark.loads_state_dict
 def test_keys_of_a_none_child_are_not_unexpected(nn):
     net = make_state_net(nn)
     net.b = None
@@ -351,6 +369,7 @@ def test_keys_of_a_none_child_are_not_unexpected(nn):
     assert repr(result) == "<All keys matched successfully>"
 
 
+@pytest.mark.loads_state_dict
 def test_assign_takes_the_checkpoint_tensors(nn):
     net, sd = make_state_net(nn), fresh(nn).state_dict()
     sd["a.weight"] = sd["a.weight"].double()
@@ -361,6 +380,7 @@ def test_assign_takes_the_checkpoint_tensors(nn):
     assert net.a.running is sd["a.running"]
 
 
+@pytest.mark.loads_state_dict
 def test_assign_keeps_the_models_requires_grad(nn):
     net = make_state_net(nn)
     net.a.weight.requires_grad_(False)
@@ -371,6 +391,7 @@ def test_assign_keeps_the_models_requires_grad(nn):
     assert not net.a.weight.requires_grad and net.b.weight.requires_grad
 
 
+@pytest.mark.loads_state_dict
 def test_assign_writes_its_flag_into_the_callers_metadata(nn):
     sd = fresh(nn).state_dict()
     make_state_net(nn).load_state_dict(sd, assign=True)
@@ -378,6 +399,7 @@ def test_assign_writes_its_flag_into_the_callers_metadata(nn):
                                  "assign_to_params_buffers": True}
 
 
+@pytest.mark.loads_state_dict
 def test_assign_materialises_a_meta_model(nn):
     net = make_state_net(nn)
     with torch.no_grad():
@@ -392,6 +414,7 @@ def test_assign_materialises_a_meta_model(nn):
     assert torch.equal(net.a.weight, source.a.weight)
 
 
+@pytest.mark.loads_state_dict
 def test_copy_into_a_meta_parameter_warns_and_does_nothing(nn):
     net = make_state_net(nn)
     net.a.weight = Parameter(torch.empty(3, 2, device="meta"))
@@ -407,6 +430,7 @@ def test_copy_into_a_meta_parameter_warns_and_does_nothing(nn):
         "copying them in place?)"]
 
 
+@pytest.mark.loads_state_dict
 def test_swap_tensors_keeps_the_objects_and_takes_the_dtype(nn):
     net, sd = make_state_net(nn), fresh(nn).state_dict()
     sd["a.weight"] = sd["a.weight"].double()
@@ -420,6 +444,7 @@ def test_swap_tensors_keeps_the_objects_and_takes_the_dtype(nn):
     assert torch.equal(weight, sd["a.weight"])
 
 
+@pytest.mark.loads_state_dict
 def test_swap_error_message_says_swapping(nn):
     sd = fresh(nn).state_dict()
     sd["a.bias"] = torch.empty(3, device="meta")
@@ -453,6 +478,7 @@ def renaming_module(nn):
     return Renamed()
 
 
+@pytest.mark.loads_state_dict
 def test_local_metadata_version_lets_a_module_read_old_checkpoints(nn):
     old = OrderedDict(w=torch.ones(2))
     old._metadata = {"": {"version": 1}}
@@ -462,6 +488,7 @@ def test_local_metadata_version_lets_a_module_read_old_checkpoints(nn):
     assert "w" in old  # the caller's dict is not the one edited
 
 
+@pytest.mark.loads_state_dict
 def test_local_metadata_is_empty_without_metadata(nn):
     seen = []
     net = make_state_net(nn)
@@ -471,6 +498,7 @@ def test_local_metadata_is_empty_without_metadata(nn):
     assert seen == [("a.", {})]
 
 
+@pytest.mark.loads_state_dict
 def test_load_pre_hook_gets_the_module_and_its_slice(nn):
     seen = []
     net = make_state_net(nn)
@@ -484,6 +512,7 @@ def test_load_pre_hook_gets_the_module_and_its_slice(nn):
                      {"version": 1}, True)]
 
 
+@pytest.mark.loads_state_dict
 def test_private_load_pre_hook_without_module(nn):
     seen = []
     net = make_state_net(nn)
@@ -493,6 +522,7 @@ def test_private_load_pre_hook_without_module(nn):
     assert seen == ["a."]
 
 
+@pytest.mark.loads_state_dict
 def test_load_pre_hook_error_message_joins_the_report(nn):
     net = make_state_net(nn)
     net.a.register_load_state_dict_pre_hook(
@@ -503,6 +533,7 @@ def test_load_pre_hook_error_message_joins_the_report(nn):
         "refused by a hook")
 
 
+@pytest.mark.loads_state_dict
 def test_load_post_hooks_run_children_first(nn):
     order, net = [], make_state_net(nn)
     for name in ["", "a", "b"]:
@@ -513,6 +544,7 @@ def test_load_post_hooks_run_children_first(nn):
     assert order == ["a", "b", ""]
 
 
+@pytest.mark.loads_state_dict
 def test_load_post_hook_can_forgive_missing_keys(nn):
     net = make_state_net(nn)
     net.register_load_state_dict_post_hook(
@@ -521,6 +553,7 @@ def test_load_post_hook_can_forgive_missing_keys(nn):
     assert repr(result) == "<All keys matched successfully>"
 
 
+@pytest.mark.loads_state_dict
 def test_load_post_hook_must_return_none(nn):
     net = make_state_net(nn)
     net.register_load_state_dict_post_hook(lambda m, keys: keys)
@@ -531,6 +564,7 @@ def test_load_post_hook_must_return_none(nn):
         "be done inplace.")
 
 
+@pytest.mark.loads_state_dict
 def test_removed_load_hooks_no_longer_run(nn):
     seen, net = [], make_state_net(nn)
     net.register_load_state_dict_pre_hook(lambda *a: seen.append(1)).remove()
@@ -547,6 +581,7 @@ def test_both_backends_save_the_same_state_dict(both):
     assert all(torch.equal(real[k], mini[k]) for k in real)
 
 
+@pytest.mark.loads_state_dict
 def test_a_torch_checkpoint_loads_into_mininn_and_back(both):
     real, mini = both
     source = fresh(real)
@@ -562,6 +597,7 @@ def test_a_torch_checkpoint_loads_into_mininn_and_back(both):
         assert torch.equal(back.state_dict()[key], value)
 
 
+@pytest.mark.loads_state_dict
 def test_every_load_error_reads_the_same_on_both(both):
     def cases(nn):
         sd = fresh(nn).state_dict()
@@ -581,6 +617,7 @@ def state_copy(net):
     return [(k, v.clone()) for k, v in net.state_dict(keep_vars=True).items()]
 
 
+@pytest.mark.loads_state_dict
 def test_all_or_nothing_leaves_the_model_untouched_on_error(nn):
     from mininn import load_all_or_nothing
 
@@ -620,6 +657,7 @@ def test_all_or_nothing_restores_extra_state(nn):
     assert target.first.calls == 1
 
 
+@pytest.mark.loads_state_dict
 def test_all_or_nothing_loads_like_load_state_dict_on_success(nn):
     from mininn import load_all_or_nothing
 
@@ -648,6 +686,7 @@ def old_batch_norm_checkpoint(nn, version):
     return sd
 
 
+@pytest.mark.loads_state_dict
 def test_batch_norm_reads_a_version_1_checkpoint_without_its_counter(nn):
     norm = nn.BatchNorm1d(3)
     norm.num_batches_tracked.fill_(4)
@@ -656,18 +695,21 @@ def test_batch_norm_reads_a_version_1_checkpoint_without_its_counter(nn):
     assert norm.num_batches_tracked.item() == 4  # its own count is kept
 
 
+@pytest.mark.loads_state_dict
 def test_batch_norm_without_metadata_does_not_miss_its_counter(nn):
     result = nn.BatchNorm1d(3).load_state_dict(
         old_batch_norm_checkpoint(nn, None))
     assert repr(result) == "<All keys matched successfully>"
 
 
+@pytest.mark.loads_state_dict
 def test_batch_norm_version_2_checkpoint_must_have_its_counter(nn):
     result = nn.BatchNorm1d(3).load_state_dict(
         old_batch_norm_checkpoint(nn, 2), strict=False)
     assert result.missing_keys == ["num_batches_tracked"]
 
 
+@pytest.mark.loads_state_dict
 def test_batch_norm_on_meta_gets_a_fresh_counter_from_an_old_checkpoint(nn):
     norm = nn.BatchNorm1d(3).to("meta")
     norm.load_state_dict(old_batch_norm_checkpoint(nn, 1), assign=True)
@@ -675,6 +717,7 @@ def test_batch_norm_on_meta_gets_a_fresh_counter_from_an_old_checkpoint(nn):
     assert norm.num_batches_tracked.item() == 0
 
 
+@pytest.mark.loads_state_dict
 def test_dead_modules_load_pre_hook_refuses_to_run(nn):
     net = make_state_net(nn)
     handle = net.register_load_state_dict_pre_hook(lambda *args: None)
@@ -713,6 +756,7 @@ def test_keywords_win_over_positional_arguments(nn):
 
 # -- what a load does to the tensor objects -------------------------------------
 
+@pytest.mark.loads_state_dict
 def test_copy_keeps_the_objects_their_memory_and_their_grads(nn):
     net, sd = make_state_net(nn), fresh(nn).state_dict()
     net.a.weight.grad = torch.ones(3, 2)
@@ -722,6 +766,7 @@ def test_copy_keeps_the_objects_their_memory_and_their_grads(nn):
     assert weight.grad is not None
 
 
+@pytest.mark.loads_state_dict
 def test_assign_puts_in_a_new_parameter_on_the_checkpoints_memory(nn):
     net, sd = make_state_net(nn), fresh(nn).state_dict()
     weight = net.a.weight
@@ -732,6 +777,7 @@ def test_assign_puts_in_a_new_parameter_on_the_checkpoints_memory(nn):
     assert type(net.steps) is torch.Tensor  # a buffer stays a plain tensor
 
 
+@pytest.mark.loads_state_dict
 def test_swap_flag_keeps_the_object_and_drops_its_grad(nn):
     net, sd = make_state_net(nn), fresh(nn).state_dict()
     net.a.weight.grad = torch.ones(3, 2)
@@ -753,6 +799,7 @@ def test_layers_save_the_same_state_dict_on_both(both):
     assert all(torch.equal(real[k], mini[k]) for k in real)
 
 
+@pytest.mark.loads_state_dict
 def test_loaded_networks_give_identical_outputs_both_ways(both):
     real, mini = both
     x = torch.randn(6, 4, generator=torch.Generator().manual_seed(0))
@@ -806,6 +853,7 @@ def test_all_or_nothing_undoes_a_swapping_load_into_a_meta_model(nn):
     assert net.steps is steps and steps.is_meta and type(steps) is torch.Tensor
 
 
+@pytest.mark.loads_state_dict
 def test_load_pre_hooks_are_wrapped_in_chapter_5s_class():
     """One _WrappedHook in the package: the old backward hooks' own."""
     import mininn
@@ -819,6 +867,7 @@ def test_load_pre_hooks_are_wrapped_in_chapter_5s_class():
     assert first.with_module is False and second.module() is layer
 
 
+@pytest.mark.loads_state_dict
 def test_assign_into_a_meta_model_does_not_warn(nn):
     with torch.device("meta"):
         layer = nn.Linear(2, 3)
