@@ -19,7 +19,7 @@ export = importlib.import_module("export")
 
 
 @pytest.fixture(scope="module")
-def fresh(tmp_path_factory):
+def fresh_export(tmp_path_factory):
     """The package as the notebooks export it now, in a temporary folder."""
     folder = tmp_path_factory.mktemp("fresh")
     export.export(folder)
@@ -45,17 +45,17 @@ def chapters():
                 and getattr(node.targets[0], "id", "") == "CHAPTERS")
 
 
-def test_package_is_exactly_what_the_notebooks_export(fresh):
-    assert stale_files(PACKAGE, fresh) == [], "run `make export`"
+def test_package_is_exactly_what_the_notebooks_export(fresh_export):
+    assert stale_files(PACKAGE, fresh_export) == [], "run `make export`"
 
 
-def test_a_hand_edit_of_the_package_is_caught(fresh, tmp_path):
+def test_a_hand_edit_of_the_package_is_caught(fresh_export, tmp_path):
     copy = tmp_path / "mininn"
     shutil.copytree(PACKAGE, copy)
     with open(copy / "registration.py", "a") as f:
         f.write("# edited by hand\n")
     (copy / "orphan.py").write_text("")
-    assert stale_files(copy, fresh) == ["orphan.py", "registration.py"]
+    assert stale_files(copy, fresh_export) == ["orphan.py", "registration.py"]
 
 
 def test_every_generated_file_names_its_notebook():

@@ -79,3 +79,13 @@ def test_raises_exactly_rejects_near_misses(exc, args, problem):
 def test_raises_exactly_rejects_no_error():
     with pytest.raises(AssertionError, match="no KeyError raised"):
         raises_exactly(KeyError, "x", lambda: None)
+
+
+def test_support_needs_only_torch():
+    # tools/gpu_check.py imports it on machines that may lack pytest
+    tree = ast.parse((TESTS / "support.py").read_text(encoding="utf-8"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in (node.names if isinstance(node, ast.Import)
+                              else [ast.alias(node.module or "")])}
+    assert imported == {"torch"}

@@ -613,10 +613,9 @@ def libraries():
 
 
 def make_mlp(lib):
-    import torch
-    torch.manual_seed(0)
-    return lib.Sequential(lib.Linear(4, 8), lib.BatchNorm1d(8), lib.ReLU(),
-                          lib.Linear(8, 3))
+    """The test suite's small model (tests/support.py), three outputs."""
+    from support import make_mlp  # tests/ is on sys.path (main)
+    return make_mlp(lib, outputs=3)
 
 
 def make_convnet(lib):
@@ -1851,6 +1850,7 @@ def main(argv=None):
     # of the nbval passes do not get it: chapter 9 sets its own)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     sys.path.insert(0, str(BOOK))
+    sys.path.append(str(ROOT / "tests"))  # the suite's support, no pytest
     import torch
     if not (args.dry_run or args.quick) and not torch.cuda.is_available():
         print("no CUDA here: nothing to check (--dry-run runs every step on "
