@@ -57,6 +57,15 @@ def setup():
     STAMP.touch()
 
 
+def bytecode():
+    """The environment, with Python allowed to cache bytecode. Where
+    PYTHONDONTWRITEBYTECODE is set (some images set it), pytest would
+    rewrite the asserts of every test module again in each of its
+    processes, about 5 CPU-s each; the cache lives in __pycache__/."""
+    return {k: v for k, v in os.environ.items()
+            if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def browser():
     """The site tests drive Debian's chromium; install it where we can."""
     if Path("/usr/bin/chromium").exists():
@@ -131,7 +140,7 @@ def main(argv):
         parallel = [] if any(a.startswith("-n") or a == "no:xdist"
                              for a in rest) else [
             "-n", str(workers()), "--dist", "loadfile"]
-        return run(python, "-m", "pytest", *parallel, *rest)
+        return run(python, "-m", "pytest", *parallel, *rest, env=bytecode())
     if command == "book":
         browser()  # the build prints the PDF with chromium when it is there
         code = run(BIN / "jupyter-book", "build", "-W", "-n", "--keep-going",
