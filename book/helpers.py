@@ -3,6 +3,28 @@ two models, printing a comparison table, drawing a module tree."""
 import torch
 
 
+def _figures_at_twice_the_resolution():
+    """In a notebook, store every figure as a PNG of twice its pixels
+    ("retina"): the website still shows it at its size, now sharp on a
+    phone, a retina screen and paper (about 200 ppi in the PDF), and a tap
+    opens it at full size. A PNG, not an SVG: nbval leaves PNG outputs out
+    of its comparison, and a curve's SVG coordinates could differ in the
+    last digit from one CPU to another."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "kernel"):
+        return
+    from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+    set_matplotlib_formats("retina")
+
+
+_figures_at_twice_the_resolution()
+
+
 def error_of(fn, *args, **kwargs):
     """'TypeError: message' for what `fn(*args, **kwargs)` raises, or None.
 

@@ -4,17 +4,23 @@ The book is built once with warnings as errors, served on localhost, and every
 page of the table of contents is opened in a real browser (Debian's chromium,
 driven by playwright) twice: forwards by the "next" links in light mode on a
 wide screen (1400 px), backwards by the "previous" links in dark mode on a
-phone (400 px). Each page must load with no console error, no failed request
-and no request that leaves the machine; show its title; render its math (no
-stray backslash) and highlight its code; load every image, with alt text;
-fit its outputs in their box on the wide screen and its width on the phone,
-where the sidebar button opens the chapter list. The runnable zip is unzipped
-and chapter 1 run from it; the whole-book page that the PDF is printed from
-is checked in print layout. One build, one server, one browser for all; a
-screenshot of every page, light and dark, is saved under _build/screenshots/.
+phone (390 px, touch). Each page must load with no console error, no failed
+request and no request that leaves the machine; show its title; render its
+math (no stray backslash) and highlight its code; load every image, with alt
+text; fit its outputs in their box on the wide screen and its width on the
+phone, where the sidebar buttons open the chapter list and the Contents (which
+closes after a tap), and a solution opens from its title. Search puts the cell
+that defines a name first, for every public name of mininn. The runnable zip
+is unzipped and chapter 1 run from it, and the PDF is read page by page: its
+bookmarks, contents, cover, tags, and no page that ends in an empty code
+frame. One build, one server, one browser, two contexts for all of it.
+
+The checks themselves are functions in tests/site_checks/ (JavaScript in its
+js/ folder), which another edition's tests can run against their own pages.
+BOOK_SITE_BUILT=<folder> runs these tests against a site built before, with
+no build (the build's own tests are then skipped); BOOK_SCREENSHOTS=1 saves a
+screenshot of every page, light and dark, under _build/screenshots/.
 """
-import functools
-import http.server
 import json
 import os
 import re
@@ -30,13 +36,25 @@ from urllib.parse import urljoin, urlparse
 
 import nbformat
 import pytest
-import yaml
+
+from site_checks import (contents_drawer_after_a_tap, figures, inspect,
+                         js, new_context, page_width,
+                         search_results, solution_after_tapping_its_title,
+                         weight)
+from site_checks import pdf as pdf_checks
 
 pytestmark = pytest.mark.site
 
 ROOT = Path(__file__).resolve().parent.parent
-HTML = ROOT / "_build" / "html"
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+sys.path.insert(0, str(ROOT / "tools"))
+import book_files  # the site's own extension: toc, server, names
+import export  # what a cell defines, as the package has it
+
+BUILT = os.environ.get("BOOK_SITE_BUILT")
+HTML = Path(BUILT).resolve() if BUILT else ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
+SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS") == "1"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -51,27 +69,11 @@ PLAIN_LEXERS = {"none", "text", "myst-ansi", "ipythontb", "output",
                 "default"}
 TIMINGS = {}
 WIDE = {"width": 1400, "height": 1000}     # a desktop: the widest column
-PHONE = {"width": 400, "height": 850}      # a phone: sidebars become dialogs
-ZIP_NAME = "rebuilding-nn-module-notebooks.zip"
-PDF_NAME = "rebuilding-nn-module.pdf"
-WHOLE_BOOK = "book/whole-book.html"
-
-
-def toc_files():
-    """The source files of the book, in reading order, from _toc.yml."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections", []))
-
-    walk(toc.get("chapters", []))
-    for part in toc.get("parts", []):
-        walk(part.get("chapters", []))
-    return files
+PHONE = {"width": 390, "height": 844}      # a phone: sidebars become dialogs
+ZIP_NAME = book_files.ZIP_NAME
+PDF_NAME = book_files.PDF_NAME
+WHOLE_BOOK = "book/" + book_files.WHOLE_BOOK
+MB = 1_000_000
 
 
 def source_of(docname):
@@ -81,7 +83,9 @@ def source_of(docname):
     raise FileNotFoundError(docname)
 
 
-PAGES = toc_files()  # docnames such as "book/intro"
+# docnames such as "book/intro", in reading order, read from _toc.yml as
+# the site's build reads it (sphinx_external_toc)
+PAGES = book_files.toc_docnames(ROOT / "_toc.yml")
 CHAPTERS = [d for d in PAGES if source_of(d).suffix == ".ipynb"]
 
 
@@ -152,6 +156,22 @@ def start_chapter_one_from_zip(zip_path):
     return process, folder
 
 
+def start_pdf_scan(path):
+    """Read the PDF page by page (site_checks.pdf.scan) in a thread, while
+    the browser checks run: pdfium works outside Python's lock."""
+    found = {}
+
+    def work():
+        try:
+            found["scan"] = pdf_checks.scan(path)
+        except BaseException as error:  # reported by the pdf fixture
+            found["error"] = error
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    return thread, found
+
+
 BACKGROUND = {}
 
 
@@ -159,25 +179,31 @@ BACKGROUND = {}
 def build():
     """Build the whole site from scratch; return (returncode, log, pages
     that this build did not write). Chapter 1 starts running from the
-    site's zip as soon as the build is done."""
-    jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    start, start_wall = time.perf_counter(), time.time() - 1
-    done = subprocess.run(
-        [str(jupyter_book), "build", "-W", "-n", "--keep-going", "--all",
-         "."],
-        cwd=ROOT, capture_output=True, text=True,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-    )
-    TIMINGS["build_s"] = round(time.perf_counter() - start, 1)
-    log = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
-    made = [d + ".html" for d in PAGES] + [ZIP_NAME, WHOLE_BOOK]
-    if Path(CHROMIUM).exists():
-        made.append(PDF_NAME)
-    stale = [name for name in made if not (HTML / name).exists()
-             or (HTML / name).stat().st_mtime < start_wall]
-    if ZIP_NAME not in stale:
+    site's zip, and the PDF is read, as soon as the build is done."""
+    if BUILT:
+        returncode, log, stale = None, "", []
+    else:
+        jupyter_book = Path(sys.executable).parent / "jupyter-book"
+        start, start_wall = time.perf_counter(), time.time() - 1
+        done = subprocess.run(
+            [str(jupyter_book), "build", "-W", "-n", "--keep-going", "--all",
+             "."],
+            cwd=ROOT, capture_output=True, text=True,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
+        TIMINGS["build_s"] = round(time.perf_counter() - start, 1)
+        returncode = done.returncode
+        log = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
+        made = [d + ".html" for d in PAGES] + [ZIP_NAME, WHOLE_BOOK]
+        if Path(CHROMIUM).exists():
+            made.append(PDF_NAME)
+        stale = [name for name in made if not (HTML / name).exists()
+                 or (HTML / name).stat().st_mtime < start_wall]
+    if ZIP_NAME not in stale and (HTML / ZIP_NAME).exists():
         BACKGROUND["zip"] = start_chapter_one_from_zip(HTML / ZIP_NAME)
-    yield done.returncode, log, stale
+    if PDF_NAME not in stale and (HTML / PDF_NAME).exists():
+        BACKGROUND["pdf"] = start_pdf_scan(HTML / PDF_NAME)
+    yield returncode, log, stale
     if "zip" in BACKGROUND:
         process, folder = BACKGROUND.pop("zip")
         process.kill()
@@ -187,36 +213,13 @@ def build():
 
 @pytest.fixture(scope="session")
 def site(build):
-    """Base URL of _build/html served on 127.0.0.1 (a free port)."""
+    """Base URL of _build/html served on 127.0.0.1 (a free port), by the
+    server the build prints its PDF from."""
     returncode, log, stale = build
     if stale:  # never test files left over from an earlier build
         pytest.fail(f"the build did not write {stale}:\n{log[-5000:]}")
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def end_headers(self):
-            # Let the browser reuse theme files between pages, as it would
-            # on any real host; each page is still fetched afresh.
-            if not self.path.split("?")[0].endswith(".html"):
-                self.send_header("Cache-Control", "max-age=600")
-            super().end_headers()
-
-    class Server(http.server.ThreadingHTTPServer):
-        def handle_error(self, request, client_address):
-            # A browser that drops a connection it no longer needs (a page
-            # left mid-fetch) is not an error of the site; anything else is
-            if not isinstance(sys.exc_info()[1], ConnectionError):
-                super().handle_error(request, client_address)
-
-    handler = functools.partial(Quiet, directory=str(HTML))
-    server = Server(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with book_files.serve(HTML, cache_assets=True) as base:
+        yield base
 
 
 @pytest.fixture(scope="session")
@@ -237,217 +240,18 @@ def browser():
     playwright.stop()
 
 
-class Recorder:
-    """Everything a page did wrong while it loaded."""
-
-    def __init__(self, base):
-        self.base = base
-        self.errors, self.failed, self.external = [], [], []
-
-    def attach(self, page):
-        page.on("console", lambda m: m.type == "error" and self.errors.append(
-            f"console: {m.text} ({m.location.get('url', '')})"))
-        page.on("pageerror", lambda e: self.errors.append(f"page: {e}"))
-        page.on("requestfailed", lambda r: self.failed.append(
-            f"{r.url} ({r.failure})"))
-        page.on("response", lambda r: r.status >= 400 and self.failed.append(
-            f"{r.url} (HTTP {r.status})"))
-        page.on("request", self._local_only)
-
-    def _local_only(self, request):
-        if (re.match(r"(https?|wss?)://", request.url)
-                and not request.url.startswith(self.base)):
-            self.external.append(request.url)
-
-    def take(self):
-        taken = self.errors, self.failed, self.external
-        self.errors, self.failed, self.external = [], [], []
-        return taken
-
-
-def new_context(browser, site, viewport=WIDE, **options):
-    context = browser.new_context(viewport=viewport, **options)
-    recorder = Recorder(site)
-    page = context.new_page()
-    recorder.attach(page)
-    return context, page, recorder
-
-
-INSPECT = """async () => {
-  if (window.MathJax && window.MathJax.startup) {
-    await window.MathJax.startup.promise;
-  }
-  const article = document.querySelector("article.bd-article")
-    || document.querySelector("main");
-  const heading = article.querySelector("h1");
-  let title = "";
-  const number = heading && heading.querySelector(".section-number");
-  if (heading) {
-    const copy = heading.cloneNode(true);
-    copy.querySelectorAll(".headerlink, .section-number")
-      .forEach(e => e.remove());
-    title = copy.textContent;
-  }
-  const math = [...article.querySelectorAll("span.math, div.math")];
-  const prose = article.cloneNode(true);
-  prose.querySelectorAll(
-    "pre, code, script, style, mjx-container, .cell_output, .output"
-  ).forEach(e => e.remove());
-  const blocks = [...article.querySelectorAll("div[class*='highlight-']")]
-    .filter(d => !d.closest(".cell_output"))
-    .map(d => ({
-      lexer: [...d.classList].find(c => c.startsWith("highlight-"))
-        .slice("highlight-".length),
-      cell: !!d.closest(".cell_input"),
-      coloured: !!d.querySelector("pre span[class]"),
-      copy: !!d.querySelector("button.copybtn"),
-    }));
-  const links = [...article.querySelectorAll("a[href]")]
-    .map(a => a.href).filter(h => h.startsWith(location.origin));
-  const download = [...document.querySelectorAll("a[href$='.ipynb']")]
-    .map(a => a.href).filter(h => h.includes("/_sources/"));
-  const launch = [...document.querySelectorAll("a[href]")].map(a => a.href)
-    .filter(h => /mybinder|colab|deepnote|jupyterhub|thebe/.test(h));
-  const terms = [...document.querySelectorAll("dl.glossary > dt")]
-    .map(d => d.firstChild.textContent);
-  const next = document.querySelector("a.right-next");
-  const prev = document.querySelector("a.left-prev");
-  // Outputs wider than their box: which one, and its widest line.
-  const outputs = [...article.querySelectorAll(".cell_output pre")];
-  const wide = outputs.map((pre, index) => ({pre, index}))
-    .filter(({pre}) => pre.scrollWidth > pre.clientWidth)
-    .map(({pre, index}) => {
-      const lines = pre.textContent.split("\\n");
-      const longest = lines.reduce((a, b) => b.length > a.length ? b : a, "");
-      return {index, scrollWidth: pre.scrollWidth, box: pre.clientWidth,
-              chars: longest.length, line: longest.slice(0, 70)};
-    });
-  // How many characters of the output font one output line holds.
-  let columns = null;
-  if (outputs.length) {
-    const pre = outputs[0], probe = document.createElement("span");
-    probe.textContent = "x".repeat(100);
-    pre.appendChild(probe);
-    const style = getComputedStyle(pre);
-    const inner = pre.clientWidth - parseFloat(style.paddingLeft)
-      - parseFloat(style.paddingRight);
-    columns = Math.floor(inner / (probe.getBoundingClientRect().width / 100));
-    probe.remove();
-  }
-  // Rendered math: the text a screen reader gets, and any "\\" glyph.
-  const mathText = [...article.querySelectorAll("mjx-container")].map(m => ({
-    text: (m.querySelector("mjx-assistive-mml") || m).textContent,
-    backslashGlyphs: m.querySelectorAll("mjx-c.mjx-c5C").length,
-  }));
-  const visible = e => !!e && e.checkVisibility(
-    {visibilityProperty: true, opacityProperty: true})
-    && e.getBoundingClientRect().height > 0;
-  const exercises = [...article.querySelectorAll("div.exercise")].map(e => ({
-    id: e.id,
-    number: (e.querySelector(".caption-number") || {}).textContent || "",
-  }));
-  const solutions = [...article.querySelectorAll("div.solution")].map(s => {
-    const title = s.querySelector(".admonition-title");
-    const a = title && title.querySelector("a[href^='#']");
-    const body = [...s.children].filter(c => c !== title);
-    return {title: title ? title.textContent.trim() : "",
-            href: a ? a.getAttribute("href").slice(1) : null,
-            dropdown: s.classList.contains("dropdown"),
-            shown: body.some(visible)};
-  });
-  const note = document.querySelector("p.book-downloads");
-  const searchBoxes = [...document.querySelectorAll(
-    "button.search-button-field, button.search-button")]
-    .filter(b => b.checkVisibility({visibilityProperty: true})).length;
-  return {
-    title, documentTitle: document.title,
-    sectionNumber: number ? number.textContent.trim() : null,
-    headingVisible: !!heading && heading.getBoundingClientRect().height > 0,
-    mathCount: math.length,
-    mathRendered: math.filter(m => m.querySelector("mjx-container")).length,
-    mathjaxLoaded: !!(window.MathJax && window.MathJax.startup),
-    mathText,
-    prose: prose.textContent,
-    blocks, links, download, launch, terms,
-    exercises, solutions,
-    outputs: outputs.length, wide, columns, searchBoxes,
-    notes: note ? [...note.querySelectorAll("a")].map(a => a.href) : [],
-    images: [...document.images].map(i => ({
-      src: i.currentSrc || i.src, alt: i.getAttribute("alt"),
-      ok: i.complete && i.naturalWidth > 0})),
-    next: next ? next.href : null, prev: prev ? prev.href : null,
-    theme: document.documentElement.dataset.theme,
-    background: getComputedStyle(document.body).backgroundColor,
-    scrollWidth: document.documentElement.scrollWidth,
-    innerWidth: window.innerWidth,
-  };
-}"""
-
-# On a phone: what makes the page wider than the screen (the innermost
-# elements whose right edge is past it, with a bit of their text).
-OVERFLOW = """() => {
-  const out = [];
-  for (const e of document.querySelectorAll("article.bd-article *")) {
-    const box = e.getBoundingClientRect();
-    if (box.right > innerWidth + 1 && !e.closest("pre, mjx-container")
-        && ![...e.children].some(c =>
-          c.getBoundingClientRect().right > innerWidth + 1)) {
-      out.push(`${e.tagName.toLowerCase()}.${e.className} ` +
-               `(${Math.round(box.right)} px): ` +
-               e.textContent.trim().slice(0, 60));
-    }
-  }
-  return out.slice(0, 5);
-}"""
-
-# Tap a sidebar button and report what the dialog it opens shows.
-TAP_SIDEBAR = """async (which) => {
-  const button = [...document.querySelectorAll(`button.${which}-toggle`)]
-    .find(b => b.checkVisibility());
-  if (!button) return null;
-  button.click();
-  const dialog = document.getElementById(`pst-${which}-sidebar-modal`);
-  for (let i = 0; i < 50 && !(dialog && dialog.open); i++) {
-    await new Promise(r => setTimeout(r, 20));
-  }
-  const shown = dialog && dialog.open ? [...dialog.querySelectorAll("a")]
-    .filter(a => a.checkVisibility() && a.getBoundingClientRect().width > 0)
-    .map(a => a.getAttribute("href")) : [];
-  const open = !!(dialog && dialog.open);
-  if (open) dialog.close();
-  return {open, shown};
-}"""
-
-
-# On a wide screen the same button folds the sidebar away.
-FOLD_SIDEBAR = """async () => {
-  const sidebar = document.getElementById("pst-primary-sidebar");
-  const shown = () => sidebar.checkVisibility({visibilityProperty: true});
-  const before = shown();
-  // The button a reader sees (a hidden copy may carry no handler).
-  [...document.querySelectorAll("button.primary-toggle")]
-    .find(b => b.checkVisibility()).click();
-  for (let i = 0; i < 50 && shown(); i++) {
-    await new Promise(r => setTimeout(r, 20));
-  }
-  return [before, shown()];
-}"""
-
-
 def visit(page, recorder, url, shot, phone=False):
-    """Inspect the page now open at `url` and save a screenshot of it. On
-    a phone, also tap both sidebar buttons and see what they open."""
+    """Inspect the page now open at `url` (and, with BOOK_SCREENSHOTS=1,
+    save a screenshot of it). On a phone, also tap both sidebar buttons and
+    see what they open."""
     if page.url != url:  # the navigation link led elsewhere, or nowhere
         page.goto(url, wait_until="load")
-    info = page.evaluate(INSPECT)
-    if phone:
-        info["overflow"] = (page.evaluate(OVERFLOW)
-                            if info["scrollWidth"] > info["innerWidth"]
-                            else [])
-        info["primary"] = page.evaluate(TAP_SIDEBAR, "primary")
-        info["secondary"] = page.evaluate(TAP_SIDEBAR, "secondary")
-    # JPEG: a third of the time a PNG takes, for a picture of a page.
-    page.screenshot(path=str(shot), type="jpeg", quality=80)
+    info = inspect(page, phone=phone)
+    if not phone:
+        info["weight"] = weight(page)
+    info["figures"] = figures(page)
+    if SCREENSHOTS:
+        page.screenshot(path=str(shot), type="jpeg", quality=80)
     info["errors"], info["failed"], info["external"] = recorder.take()
     return info
 
@@ -466,18 +270,22 @@ def follow(page, selector):
 def visits(browser, site):
     """Read the book twice: forwards in light mode on a wide screen by its
     "next" links, then backwards in dark mode on a phone by its "previous"
-    links. Record what each page showed, where each link led, and save a
-    screenshot of each page."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for old in [*SHOTS.glob("*.png"), *SHOTS.glob("*.jpg")]:
-        old.unlink()
+    links. Record what each page showed and where each link led; on the
+    phone, tap a section in the Contents and a solution's title, and open
+    the index and the whole-book page too."""
+    if SCREENSHOTS:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for old in [*SHOTS.glob("*.png"), *SHOTS.glob("*.jpg")]:
+            old.unlink()
     start = time.perf_counter()
     result = {}
-    passes = [("light", WIDE, PAGES, "a.right-next", ""),
-              ("dark", PHONE, PAGES[::-1], "a.left-prev", "-dark")]
-    for scheme, viewport, order, selector, suffix in passes:
+    passes = [("light", WIDE, PAGES, "a.right-next", "", {}),
+              ("dark", PHONE, PAGES[::-1], "a.left-prev", "-dark",
+               {"is_mobile": True, "has_touch": True})]
+    for scheme, viewport, order, selector, suffix, options in passes:
+        phone = viewport is PHONE
         context, page, recorder = new_context(
-            browser, site, viewport=viewport, color_scheme=scheme)
+            browser, site, viewport=viewport, color_scheme=scheme, **options)
         walked = []
         for i, docname in enumerate(order):
             url = urljoin(site, docname + ".html")
@@ -489,29 +297,59 @@ def visits(browser, site):
                 page.goto(url, wait_until="load")
             else:
                 walked.append(follow(page, selector))
-            result[scheme, docname] = visit(
+            info = result[scheme, docname] = visit(
                 page, recorder, url,
-                SHOTS / f"{page_id(docname)}{suffix}.jpg",
-                phone=viewport is PHONE)
+                SHOTS / f"{page_id(docname)}{suffix}.jpg", phone=phone)
+            if phone and docname in CHAPTERS:
+                info["drawer"] = contents_drawer_after_a_tap(page)
+                info["solution"] = solution_after_tapping_its_title(page)
+                more = recorder.take()
+                info["errors"] += more[0]
+                info["failed"] += more[1]
+                info["external"] += more[2]
         result[scheme, "walked"] = walked
         if scheme == "light":
             # On the last page, on the wide screen: the sidebar button
             # folds the chapter list away, and the theme switch goes
             # auto -> dark for a reader whose system is light.
-            result["fold"] = page.evaluate(FOLD_SIDEBAR)
+            result["fold"] = page.evaluate(js("fold_sidebar"))
             seen = []
             for _ in range(3):
                 page.locator("button.theme-switch-button").first.click()
                 seen.append(page.evaluate(
                     "document.documentElement.dataset.theme"))
             result["switch"] = seen, recorder.take()
+        else:
+            for name in ("genindex.html", WHOLE_BOOK):
+                page.goto(urljoin(site, name), wait_until="load")
+                result["phone", name] = {
+                    "width": page_width(page),
+                    "back": page.evaluate("""() => [...document.querySelectorAll(
+                      "p.book-back a")].map(a => a.href)"""),
+                    "robots": page.evaluate("""() => (document.querySelector(
+                      "meta[name=robots]") || {}).content || null"""),
+                    "problems": recorder.take()}
         context.close()
     TIMINGS["pages"] = len(PAGES)
     TIMINGS["output_columns_at_1400px"] = sorted({
         result["light", d]["columns"] for d in CHAPTERS} - {None})
     TIMINGS["browse_s"] = round(time.perf_counter() - start, 1)
-    (SHOTS / "timings.json").write_text(json.dumps(TIMINGS, indent=1))
+    (ROOT / "_build").mkdir(exist_ok=True)
+    (ROOT / "_build" / "site-timings.json").write_text(
+        json.dumps(TIMINGS, indent=1))
     return result
+
+
+@pytest.fixture(scope="session")
+def pdf(site):
+    """What the PDF shows, page by page (site_checks.pdf.Scan)."""
+    if "pdf" not in BACKGROUND:
+        pytest.fail(f"no {PDF_NAME} was built")
+    thread, found = BACKGROUND["pdf"]
+    thread.join()
+    if "error" in found:
+        raise found["error"]
+    return found["scan"]
 
 
 # --------------------------------------------------------------------------
@@ -519,6 +357,8 @@ def visits(browser, site):
 
 def test_site_builds_with_zero_warnings(build):
     returncode, log, _ = build
+    if BUILT:
+        pytest.skip(f"BOOK_SITE_BUILT: testing {BUILT}, built before")
     problems = [line for line in log.splitlines()
                 if re.search(r"WARNING|ERROR|CRITICAL", line)]
     assert returncode == 0 and not problems, (
@@ -716,17 +556,26 @@ def test_sidebar_button_folds_the_sidebar_on_a_wide_screen(visits):
 # What a chapter offers: its notebook, the whole book, exercises.
 
 @pytest.mark.parametrize("docname", CHAPTERS, ids=page_id)
-def test_chapter_offers_its_notebook_for_download(visits, docname, site):
+def test_chapter_download_menu_offers_the_zip_first(visits, docname):
+    menu = [urlparse(h).path for h in visits["light", docname]["menu"]]
+    assert menu[:2] == ["/" + ZIP_NAME, "/" + PDF_NAME], menu
+    assert f"/_sources/{docname}.ipynb" in menu, menu
+    assert not visits["light", docname]["launch"], (
+        "launch buttons need a public repository")
+
+
+@pytest.mark.parametrize("docname", CHAPTERS, ids=page_id)
+def test_a_chapter_downloaded_alone_says_what_it_needs(site, docname):
     from urllib.request import urlopen
 
-    info = visits["light", docname]
-    wanted = f"_sources/{docname}.ipynb"
-    links = [h for h in info["download"] if h.endswith(wanted)]
-    assert links, info["download"]
-    with urlopen(links[0]) as response:
-        nb = nbformat.reads(response.read().decode(), as_version=4)
-    assert nb.cells, "the downloaded notebook is empty"
-    assert not info["launch"], "launch buttons need a public repository"
+    with urlopen(urljoin(site, f"_sources/{docname}.ipynb")) as response:
+        alone = nbformat.reads(response.read().decode(), as_version=4)
+    first = alone.cells[0]
+    assert first.cell_type == "markdown" and ZIP_NAME in first.source
+    assert "cannot run" in first.source
+    source = nbformat.read(source_of(docname), as_version=4)
+    assert [c.source for c in alone.cells[1:]] == [
+        c.source for c in source.cells]
 
 
 @pytest.mark.parametrize("docname", PAGES, ids=page_id)
@@ -736,21 +585,33 @@ def test_page_links_the_runnable_zip_the_pdf_and_the_index(visits, docname):
 
 
 def test_zip_holds_the_runnable_book(site):
-    # The notebooks are the ones this build published under _sources/;
-    # the package is every module of book/mininn/.
+    # The notebooks are the book's own, outputs and all; the package is
+    # every module of book/mininn/.
     with zipfile.ZipFile(HTML / ZIP_NAME) as archive:
         names = archive.namelist()
         inside = {n.partition("/")[2]: n for n in names}
         for docname in CHAPTERS:
             assert archive.read(inside[docname + ".ipynb"]) == (
-                HTML / "_sources" / (docname + ".ipynb")).read_bytes(), docname
+                source_of(docname).read_bytes()), docname
+        readme = archive.read(inside["README.md"]).decode()
+        reader = archive.read(inside["requirements-reader.txt"]).decode()
     assert len({n.partition("/")[0] for n in names}) == 1, "one folder"
     package = {f"book/mininn/{p.name}"
                for p in (ROOT / "book" / "mininn").glob("*.py")}
     assert package <= set(inside), package - set(inside)
     for wanted in ("README.md", "requirements.txt", "book/helpers.py",
-                   "benchmarks/bench.py"):
+                   "benchmarks/bench.py", "LICENSE", "LICENSE-text"):
         assert wanted in inside, wanted
+    # A reader installs the CPU-only torch (on Linux) before the pins,
+    # and the reader's pins, at the versions of requirements.txt.
+    assert readme.index("download.pytorch.org/whl/cpu") < readme.index(
+        "pip install -r requirements-reader.txt")
+    pins = dict(line.split("==") for line in reader.splitlines()
+                if "==" in line)
+    assert sorted(pins) == sorted(book_files.READER_PACKAGES)
+    ours = (ROOT / "requirements.txt").read_text().splitlines()
+    assert all(f"{name}=={version}" in ours for name, version in pins.items())
+    assert f"Python {book_files.TESTED_PYTHONS}" in readme
 
 
 def test_chapter_one_runs_from_the_zip_in_an_empty_folder(site):
@@ -807,82 +668,89 @@ def test_solutions_are_labelled_linked_and_hidden_until_asked(visits,
 
 
 # --------------------------------------------------------------------------
-# The whole book: the page the PDF is printed from, and the PDF.
+# The whole book: the PDF, read page by page (site_checks/pdf.py).
 
-WHOLE_BOOK_INSPECT = """async () => {
-  await window.MathJax.startup.promise;
-  const text = (e, drop) => {
-    const copy = e.cloneNode(true);
-    copy.querySelectorAll(drop).forEach(d => d.remove());
-    return copy.textContent.trim();
-  };
-  const math = [...document.querySelectorAll("span.math, div.math")];
-  return {
-    titles: [...document.querySelectorAll("section.book-page h1")]
-      .map(h => text(h, ".headerlink, .section-number")),
-    // Cut: wider than the sheet now, or a line that would not wrap.
-    pre: [...document.querySelectorAll("pre")]
-      .filter(p => p.scrollWidth > p.clientWidth + 1
-        || !getComputedStyle(p).whiteSpace.startsWith("pre-wrap"))
-      .map(p => p.textContent.slice(0, 70)),
-    solutions: [...document.querySelectorAll("div.solution")].map(s => {
-      const title = s.querySelector(".admonition-title");
-      return {title: title.textContent.trim(),
-              shown: [...s.children].filter(c => c !== title).some(c =>
-                c.checkVisibility({visibilityProperty: true})
-                && c.getBoundingClientRect().height > 0)};
-    }),
-    mathCount: math.length,
-    mathRendered: math.filter(m => m.querySelector("mjx-container")).length,
-    images: [...document.images].map(i => ({
-      src: i.src, ok: i.complete && i.naturalWidth > 0})),
-  };
-}"""
+def test_pdf_of_the_whole_book_is_built_with_the_site(pdf):
+    assert len(pdf.sheets) >= 10 * len(CHAPTERS), f"{len(pdf.sheets)} pages"
+    # The contents link to each page: named destinations in the PDF.
+    assert {f"{page_id(d)}--top" for d in PAGES} <= set(pdf.destinations)
 
 
-@pytest.fixture(scope="session")
-def whole_book(browser, site):
-    """The whole-book page laid out for print, as the PDF was printed."""
-    # A4 less the PDF's 14 mm margins, at 96 px to the inch: 688 px.
-    context, page, recorder = new_context(
-        browser, site, viewport={"width": 688, "height": 1000})
-    page.emulate_media(media="print")
-    page.goto(urljoin(site, WHOLE_BOOK), wait_until="load")
-    info = page.evaluate(WHOLE_BOOK_INSPECT)
-    info["errors"], info["failed"], info["external"] = recorder.take()
-    context.close()
-    return info
+def test_pdf_has_no_page_that_ends_in_an_empty_code_frame(pdf):
+    # A code cell's frame that starts at the foot of a page while its code
+    # goes on to the next leaves an empty box behind (book.css keeps a
+    # cell's div.cell_input whole).
+    empty = [s for s in pdf.sheets if s.last_frame_empty]
+    assert not empty, (
+        f"{len(empty)} of {len(pdf.sheets)} pages end in an empty code "
+        f"frame ({sum(s.last_frame_height for s in empty) / 760:.1f} pages "
+        "of blank boxes): pages "
+        + ", ".join(str(s.number) for s in empty[:40]))
 
 
-def test_whole_book_has_every_page_in_order(whole_book):
-    assert not any((whole_book["errors"], whole_book["failed"],
-                    whole_book["external"]))
-    assert [normalise(t) for t in whole_book["titles"]] == [
-        expected_title(d) for d in PAGES]
-    assert whole_book["mathRendered"] == whole_book["mathCount"]
-    assert all(i["ok"] for i in whole_book["images"])
+def test_pdf_prints_nothing_past_the_right_margin(pdf):
+    cut = [s.number for s in pdf.sheets if s.ink_past_right_margin]
+    assert not cut, f"ink past the right margin on pages {cut[:40]}"
 
 
-def test_whole_book_cuts_no_output_in_print(whole_book):
-    assert not whole_book["pre"], whole_book["pre"]
+def chapter_starts(pdf):
+    return [pdf.destinations[f"{page_id(d)}--top"] for d in PAGES]
 
 
-def test_whole_book_prints_every_solution_under_its_exercise(
-        whole_book, visits):
-    solutions = whole_book["solutions"]
+def test_pdf_bookmarks_are_the_chapters_in_order(pdf):
+    # Level 0: the cover's title, then each page of the book.
+    # Spaces aside: Chromium drops the one before a heading's last `code`
+    # ("someone else'sforward").
+    tops = [(squeezed(normalise(title)), page)
+            for level, title, page in pdf.outline if level == 0][1:]
+    numbers = {d: f"{i}. " for i, d in enumerate(CHAPTERS, 1)}
+    assert tops == [(squeezed(numbers.get(d, "") + expected_title(d)), p)
+                    for d, p in zip(PAGES, chapter_starts(pdf))]
+    # and their sections under them
+    assert sum(level == 1 for level, _, _ in pdf.outline) >= 5 * len(CHAPTERS)
+
+
+def test_pdf_contents_give_the_page_of_every_chapter(pdf):
+    contents = next(s for s in pdf.sheets if s.text.startswith("Contents"))
+    numbers = [int(n) for n in re.findall(r"^(\d+)\s*$", contents.text,
+                                           re.M)]
+    # the page numbers of the contents, less the footer's "2 / 332"
+    assert numbers == chapter_starts(pdf), contents.text
+
+
+def test_pdf_cover_names_version_notebooks_and_licences(pdf):
+    cover = " ".join(pdf.sheets[0].text.split())
+    assert re.search(r"Version [0-9a-f]{7,} of \d{4}-\d\d-\d\d", cover), cover
+    assert ZIP_NAME in cover
+    assert "CC BY-SA 4.0" in cover and "MIT" in cover
+
+
+def test_pdf_is_tagged_and_names_its_author(pdf):
+    assert pdf.tagged
+    assert pdf.metadata["Author"] == book_files.pdf_metadata(
+        type("Config", (), {"project": "", "author": "The Rebuilding "
+                            "torch.nn.Module authors"}))["Author"]
+    assert "CC BY-SA 4.0" in pdf.metadata["Keywords"]
+
+
+def squeezed(text):
+    return re.sub(r"\s+", "", text)
+
+
+def test_pdf_prints_every_solution_under_its_exercise(pdf, visits):
+    # A PDF's text comes in the order it was drawn, not read: the words of
+    # a solution are looked for on its title's page and the next.
+    sheets = [squeezed(s.text) for s in pdf.sheets] + [""]
+    solutions = [s for d in CHAPTERS for s in visits["light", d]["solutions"]]
     assert len(solutions) == len(chapter_exercises(visits))
-    assert all(s["shown"] for s in solutions)
-    assert all(re.match(r"Solution to Exercise \d+\.\d+ ", s["title"])
-               for s in solutions)
-
-
-def test_pdf_of_the_whole_book_is_built_with_the_site(site):
-    pdf = (HTML / PDF_NAME).read_bytes()
-    assert pdf.startswith(b"%PDF-")
-    pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf))
-    assert pages >= 10 * len(CHAPTERS), f"{pages} pages"
-    # The contents on the cover page link to each page: links in the PDF.
-    assert len(re.findall(rb"/Subtype\s*/Link", pdf)) >= len(PAGES)
+    for solution in solutions:
+        title = squeezed(solution["title"])
+        found = [i for i, text in enumerate(sheets) if title in text]
+        assert found, solution["title"]
+        # its first words are printed: open, not folded
+        body = squeezed(solution["body"])[:40]
+        assert body and body in sheets[found[0]] + sheets[found[0] + 1], (
+            solution)
 
 
 def glossary_terms():
@@ -910,25 +778,78 @@ def test_the_theme_switch_turns_dark_mode_on(visits):
 # --------------------------------------------------------------------------
 # Reading the book as a whole.
 
-def search(page, site, query):
-    page.goto(urljoin(site, f"search.html?q={query}"), wait_until="load")
-    page.wait_for_selector("#search-results .search-summary",
-                           timeout=20_000)
-    # The results page still fetches each hit's text for its snippet; let
-    # those finish, or the next search aborts them (a failed request).
-    page.wait_for_load_state("networkidle")
-    return page.eval_on_selector_all(
-        "#search-results ul.search li a", "as => as.map(a => a.href)")
+def public_definitions():
+    """{bare name: {docnames of the chapters that define it}} for every
+    public class, function and method that an export cell defines (the
+    exporter's own `definitions`), and the same for mininn.METHODS: what a
+    reader may type into the search box."""
+    where = {}
+    for docname in CHAPTERS:
+        nb = nbformat.read(source_of(docname), as_version=4)
+        for cell in nb.cells:
+            if "export" not in cell.metadata.get("tags", []):
+                continue
+            for _, name, owner in export.definitions(cell.source):
+                if book_files.public(name) and (
+                        owner is None or book_files.public(owner)):
+                    where.setdefault(name, set()).add(docname)
+    return where
 
 
-def test_search_finds_the_chapter_about_what_is_searched(browser, site):
-    context, page, recorder = new_context(browser, site)
-    found = search(page, site, "state_dict")
-    assert any("07_state_dict.html" in href for href in found), found
-    found = search(page, site, "register_forward_hook")
-    assert found and "05_hooks.html" in found[0], found
-    assert not any(recorder.take())
+def test_every_public_name_of_mininn_is_searched_for():
+    import mininn
+
+    names = public_definitions()
+    methods = {key.partition(".")[2] for key in mininn.METHODS
+               if all(book_files.public(part) for part in key.split("."))}
+    assert methods and methods <= set(names), methods - set(names)
+    assert set(mininn.__all__) <= set(names), set(mininn.__all__) - set(names)
+
+
+@pytest.fixture(scope="session")
+def searched(browser, site):
+    context, page, recorder = new_context(browser, site, viewport=WIDE)
+    queries = sorted(public_definitions())
+    found = search_results(page, site, queries)
+    found["__problems__"] = recorder.take()
     context.close()
+    return found
+
+
+def test_search_puts_the_cell_that_defines_a_name_first(searched):
+    # Sphinx's search ranks index entries first, but skips one more than
+    # twice as long as the query: "load_state_dict() (Module method)" was
+    # never found for "load_state_dict".
+    assert not any(searched["__problems__"]), searched["__problems__"]
+    wrong = {}
+    for name, docnames in sorted(public_definitions().items()):
+        first = (searched[name] or ["(nothing)"])[0]
+        page, _, anchor = first.partition("#")
+        if page not in docnames or not anchor.startswith("mininn-"):
+            wrong[name] = (first, sorted(page_id(d) for d in docnames))
+    assert not wrong, (f"{len(wrong)} of {len(public_definitions())} names "
+                       f"do not find their defining cell first: {wrong}")
+
+
+def test_search_finds_the_chapter_about_what_is_searched(searched):
+    assert searched["state_dict"][0].startswith("book/07_state_dict#")
+    assert searched["register_forward_hook"][0].startswith("book/05_hooks#")
+
+
+INDEX_ENTRY = re.compile(
+    r"(class|function|[A-Za-z_][A-Za-z0-9_]* method), chapter \d+")
+
+
+def test_index_entries_say_what_and_where_and_leave_out_helpers(site):
+    index = (HTML / "genindex.html").read_text(encoding="utf-8")
+    links = re.findall(r'<a href="([^"]*#mininn-[^"]*)">(?:<strong>)?(.*?)'
+                       r"(?:</strong>)?</a>", index)
+    assert len(links) >= len(public_definitions())
+    bad = [text for _, text in links if not INDEX_ENTRY.fullmatch(text)]
+    assert not bad, bad[:10]
+    names = re.findall(r"<li>([^<]+?)(?:\(\))?\s*<ul>", index)
+    helpers = [n for n in names if not book_files.public(n.strip())]
+    assert not helpers, helpers
 
 
 def test_next_links_walk_the_whole_book_in_order(visits):
@@ -943,3 +864,126 @@ def test_previous_links_walk_back_to_the_start(visits):
               for url in visits["dark", "walked"]]
     assert walked == ["/" + docname for docname in PAGES[-2::-1]]
     assert visits["dark", PAGES[0]]["prev"] is None
+
+
+# --------------------------------------------------------------------------
+# A phone: the Contents, the solutions, the index, the whole-book page.
+
+@pytest.mark.parametrize("docname", CHAPTERS, ids=page_id)
+def test_contents_drawer_closes_after_a_tap_on_a_section(visits, docname):
+    drawer = visits["dark", docname]["drawer"]
+    assert drawer and drawer["opened"], "the Contents did not open"
+    assert drawer["closed"], "the Contents stayed open over the page"
+    assert drawer["hash"] == drawer["link"], drawer
+
+
+@pytest.mark.parametrize("docname", [d for d in CHAPTERS], ids=page_id)
+def test_tapping_a_solution_title_opens_the_solution(visits, docname):
+    tapped = visits["dark", docname]["solution"]
+    if tapped is None:
+        pytest.skip(f"{page_id(docname)} has no solution")
+    assert tapped["shown"], tapped
+    assert tapped["hash_after"] == tapped["hash_before"], (
+        "the tap followed the title's link instead", tapped)
+
+
+def test_the_index_fits_a_phone_screen(visits):
+    width, inner, over = visits["phone", "genindex.html"]["width"]
+    assert width <= inner, f"genindex.html is {width} px wide: {over}"
+
+
+def test_the_whole_book_page_is_not_a_page_to_land_on(visits, site):
+    # It exists to be printed; a reader who lands on it anyway is sent to
+    # the website, and search engines are asked to leave it out.
+    info = visits["phone", WHOLE_BOOK]
+    width, inner, over = info["width"]
+    assert width <= inner, f"{WHOLE_BOOK} is {width} px wide: {over}"
+    assert info["robots"] == "noindex"
+    assert [urlparse(h).path for h in info["back"]] == [f"/{PAGES[0]}.html"]
+    assert not any(info["problems"]), info["problems"]
+
+
+# --------------------------------------------------------------------------
+# Figures, licences, weight.
+
+def chapter_figures(visits, scheme):
+    return [(docname, f) for docname in CHAPTERS
+            for f in visits[scheme, docname]["figures"]]
+
+
+def test_every_figure_opens_at_full_size_when_tapped(visits):
+    figs = chapter_figures(visits, "light")
+    assert len(figs) >= len(CHAPTERS)
+    unlinked = [f"{page_id(d)}: {f['src']}" for d, f in figs
+                if not (f["link"] or "").endswith("/" + f["src"])]
+    assert not unlinked, unlinked
+
+
+def test_figures_have_twice_the_pixels_they_are_shown_at(visits):
+    # Sharp on a retina screen, on a phone and on paper. book/helpers.py
+    # makes the notebooks store retina PNGs; outputs stored before that
+    # fail here until `tools/dev.py outputs` re-runs their chapter.
+    soft = [f"{page_id(d)}: {f['src']} {f['naturalWidth']} px shown at "
+            f"{f['shown']:.0f}" for d, f in chapter_figures(visits, "light")
+            if not f["svg"] and f["naturalWidth"] < 2 * f["shown"] - 1]
+    assert not soft, f"{len(soft)} figures under 2x: {soft}"
+
+
+def test_figure_labels_keep_their_size_on_a_phone(visits):
+    # On a phone a figure is shown at the size it was drawn for (its
+    # labels as large as on a wide screen), in a box that scrolls sideways,
+    # not shrunk into the 390 px column.
+    shrunk = [f"{page_id(d)}: {f['src']} at {f['shown']:.0f} of "
+              f"{f['asked']:.0f} px" for d, f in chapter_figures(visits, "dark")
+              if f["shown"] < 0.95 * min(f["asked"], 2000)]
+    assert not shrunk, shrunk
+
+
+def test_licences_are_in_the_repository_and_beside_the_pages(site):
+    assert "MIT License" in (ROOT / "LICENSE").read_text()
+    assert "CC BY-SA 4.0" in (ROOT / "LICENSE-text").read_text()
+    for source, published in zip(("LICENSE", "LICENSE-text"),
+                                 book_files.LICENCE_FILES):
+        assert (HTML / published).read_bytes() == (ROOT / source).read_bytes()
+
+
+@pytest.mark.parametrize("docname", PAGES, ids=page_id)
+def test_every_footer_names_the_licences(visits, docname):
+    links = {a["text"]: urlparse(a["href"]).path
+             for a in visits["light", docname]["licence"]}
+    assert links.get("LICENSE") == "/" + book_files.LICENCE_FILES[0], links
+    assert links.get("LICENSE-text") == "/" + book_files.LICENCE_FILES[1]
+    assert "CC BY-SA 4.0" in links
+
+
+def page_bytes(info, leave_out=()):
+    return info["page"] + sum(f["bytes"] for f in info["files"]
+                              if not any(s in f["url"] for s in leave_out))
+
+
+def shared_bytes(info):
+    """What every page loads alike: the theme's CSS, scripts and fonts."""
+    return page_bytes(info, leave_out=("/_static/mathjax/", "/_images/"))
+
+
+@pytest.mark.parametrize("docname", PAGES, ids=page_id)
+def test_a_page_weighs_at_most_half_what_it_did(visits, docname):
+    # Uncompressed, as served: 2.5-3.0 MB a page (MathJax aside) before
+    # book_files kept only the icons the pages use (the theme's icon script
+    # was 1.5 MB of every page), left Sphinx's search index to the search
+    # page, and unwrapped the code's plain tokens. MathJax (1.2 MB, on the
+    # pages with math only) is counted apart.
+    info = visits["light", docname]["weight"]
+    total = page_bytes(info, leave_out=("/_static/mathjax/",))
+    heaviest = sorted(info["files"], key=lambda f: -f["bytes"])[:4]
+    assert total < 1.4 * MB, (f"{page_id(docname)}: {total:,} bytes "
+                              f"without MathJax; heaviest: {heaviest}")
+    # what every page shares (2.2 MB before), whatever its own size
+    assert shared_bytes(info) - info["page"] < 900_000, heaviest
+
+
+def test_a_chapter_page_weighs_under_a_megabyte(visits):
+    weights = {page_id(d): page_bytes(visits["light", d]["weight"],
+                                      leave_out=("/_static/mathjax/",))
+               for d in CHAPTERS}
+    assert min(weights.values()) < MB, weights

@@ -21,17 +21,19 @@ of where each piece of mininn is built, and a search for a name such as
 ``register_forward_hook`` puts the chapter that builds it first (Sphinx's
 search ranks index entries far above words in the text).
 """
+import contextlib
+import datetime
 import functools
 import html
 import http.server
 import os
 import re
+import subprocess
 import sys
 import threading
 import zipfile
 from pathlib import Path
 
-import yaml
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
@@ -51,6 +53,25 @@ CHROMIUM = os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium")
 MATHJAX_KEEP = ("tex-chtml.js", "output/chtml/fonts/woff-v2/")
 # A fixed date inside the zip, so the same sources give the same bytes.
 ZIP_DATE = (2026, 1, 1, 0, 0, 0)
+# The licences (LICENSE, LICENSE-text), named on the cover of the PDF; the
+# footer of every page names them too (_config.yml).
+LICENCE_TEXT = "Text: CC BY-SA 4.0; code: MIT"
+LICENCE_FILES = ("LICENSE.txt", "LICENSE-text.txt")  # beside the pages
+LICENCE_HTML = (
+    "The text and figures of this book are licensed under the Creative "
+    "Commons Attribution-ShareAlike 4.0 licence (CC BY-SA 4.0, "
+    "<code>LICENSE-text</code>); its code (the notebooks' cells, "
+    "<code>helpers.py</code>, <code>mininn</code>) under the MIT licence "
+    "(<code>LICENSE</code>).")
+
+# What a reader of the notebooks installs: the book's own imports and
+# JupyterLab, at the versions of requirements.txt (the developers' file,
+# with the site build and the test tools, stays out of the zip).
+READER_PACKAGES = ("torch", "numpy", "matplotlib", "tqdm", "jupyterlab",
+                   "jupyterlab-myst", "ipykernel", "ipywidgets")
+# The Python versions the zip's chapter 1 is run on (the site's tests run it
+# on the interpreter of .venv); see ZIP_README.
+TESTED_PYTHONS = "3.11"
 
 ZIP_README = """\
 # Rebuilding torch.nn.Module: the runnable notebooks
@@ -59,79 +80,167 @@ This folder is the whole book as notebooks, with what they import:
 `book/helpers.py` (small helpers: tables, error capture, trees) and
 `book/mininn/` (the package the chapters export, one module per chapter).
 A chapter notebook downloaded alone cannot run: it imports both from the
-folder it sits in.
+folder it sits in. `book/intro.md` is the book's introduction and
+`book/glossary.md` its glossary.
 
 ## Run it
 
-You need Python 3.11. In this folder:
+Install once, while you are online; after that everything runs offline.
+The notebooks were run with Python {pythons} (the book's tests run chapter 1
+from this zip); they need Python 3.11 or newer and about 1 GB of disk.
 
-```
-python3 -m venv .venv
-.venv/bin/pip install -r requirements.txt     # Windows: .venv\\Scripts\\pip
-.venv/bin/jupyter lab --notebook-dir=book
-```
+1. Make an environment, in this folder:
+
+   ```
+   python3 -m venv .venv
+   ```
+
+2. **On Linux, install the CPU-only torch first.** From PyPI, `torch` on
+   Linux is the CUDA build: with its NVIDIA packages, several GB, and the
+   book needs no GPU. PyTorch's CPU index has the small build
+   (`2.13.0+cpu` satisfies the pin `torch==2.13.0` in step 3):
+
+   ```
+   .venv/bin/pip install torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu
+   ```
+
+   On macOS and Windows, skip this step: PyPI's wheel is the CPU build.
+
+3. Install what the notebooks use ({count} packages, pinned):
+
+   ```
+   .venv/bin/pip install -r requirements-reader.txt
+   ```
+
+4. Open the book:
+
+   ```
+   .venv/bin/jupyter lab --notebook-dir=book
+   ```
+
+   On Windows the commands are `.venv\\Scripts\\pip` and
+   `.venv\\Scripts\\jupyter`. As root (a container), JupyterLab needs
+   `--allow-root`.
 
 Then open `01_registration.ipynb` and run it top to bottom; every chapter
-runs on a laptop CPU in well under a minute.
+runs on a laptop CPU in well under a minute. Each notebook keeps its
+outputs, so you can also read it without running it.
 
-On Linux, `torch==2.13.0` from PyPI is the CUDA build: with its NVIDIA
-packages it is several GB. For the much smaller CPU-only build, install
-torch first from PyTorch's CPU index, then the rest (`2.13.0+cpu` satisfies
-the pin `torch==2.13.0`):
+`requirements.txt` is the authors' full list (the website build and the
+test suite as well); you do not need it to run the notebooks.
 
-```
-.venv/bin/pip install torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu
-.venv/bin/pip install -r requirements.txt
-```
+## Licence
 
-On macOS and Windows the PyPI wheel is already the CPU build.
-
-As root (a container), JupyterLab needs `--allow-root`.
+The text and figures are licensed under CC BY-SA 4.0 (`LICENSE-text`),
+the code under the MIT licence (`LICENSE`).
 """
+
+
+def toc_docnames(toc_path):
+    """Docnames of a _toc.yml, in reading order, as sphinx_external_toc (the
+    extension that builds the site from it) reads the file. The site's tests
+    use this function too."""
+    from sphinx_external_toc.parsing import parse_toc_yaml
+
+    site_map = parse_toc_yaml(toc_path)
+    order = []
+
+    def walk(docname):
+        order.append(docname)
+        for tree in site_map[docname].subtrees:
+            for item in tree.items:
+                if isinstance(item, str):  # not a glob or a URL
+                    walk(item)
+
+    walk(site_map.root.docname)
+    return order
 
 
 def toc_pages(app):
     """Docnames of the table of contents, in reading order."""
-    toc = yaml.safe_load(
-        (Path(app.srcdir) / app.config.external_toc_path).read_text())
-    pages = [toc["root"]]
+    return toc_docnames(Path(app.srcdir) / app.config.external_toc_path)
 
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                pages.append(entry["file"])
-            walk(entry.get("sections"))
 
-    walk(toc.get("chapters"))
-    for part in toc.get("parts") or []:
-        walk(part.get("chapters"))
-    return [str(Path(p).with_suffix("")) for p in pages]
+@contextlib.contextmanager
+def serve(directory, cache_assets=False):
+    """Serve `directory` on 127.0.0.1 (a free port) while the block runs;
+    yield its base URL ("http://127.0.0.1:PORT/"). The PDF is printed from
+    it (MathJax loads its fonts by URL) and the site's tests browse it.
+    `cache_assets`: let a browser keep everything but the pages, as it would
+    on any real host."""
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def end_headers(self):
+            if cache_assets and not self.path.split("?")[0].endswith(".html"):
+                self.send_header("Cache-Control", "max-age=600")
+            super().end_headers()
+
+    class Server(http.server.ThreadingHTTPServer):
+        daemon_threads = True
+
+        def handle_error(self, request, client_address):
+            # A browser that drops a connection it no longer needs (a page
+            # left mid-fetch) is not an error of the site; anything else is.
+            if not isinstance(sys.exc_info()[1], ConnectionError):
+                super().handle_error(request, client_address)
+
+    handler = functools.partial(Quiet, directory=str(directory))
+    server = Server(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def pdf_possible():
     if not Path(CHROMIUM).exists():
         return False, f"{CHROMIUM} is missing"
     try:
+        import pikepdf  # noqa: F401
         import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return False, "playwright is not installed"
+    except ImportError as missing:
+        return False, f"{missing.name} is not installed"
     return True, ""
 
 
 # --------------------------------------------------------------------------
 # The index: what each export cell defines.
 
-def defined_names(source):
-    """(entry text, anchor name) for each top-level def and class of a cell:
-    `add_to_class(Module)` methods as "name() (Module method)". What is
-    defined comes from the exporter's own `definitions`, so the index and
-    the package agree."""
+def public(name):
+    """A name a reader may look up: not a private helper (`_load_one`),
+    though a dunder (`__setattr__`) is public."""
+    return not name.startswith("_") or (name.startswith("__")
+                                       and name.endswith("__"))
+
+
+def defined_names(source, chapter=None):
+    """(entry text, name) for each public class, function and method that
+    a cell defines, as two-level index entries: "state_dict(); Module
+    method, chapter 7". The first level is the bare name, so a search for
+    `state_dict` matches it (Sphinx's search skips an index entry more than
+    twice as long as the query); the second says what and where it is.
+    Private helpers stay out. What is defined comes from the exporter's own
+    `definitions`, so the index and the package agree."""
+    where = f", chapter {chapter}" if chapter else ""
     entries = []
-    for kind, name, owner in export.definitions(source, nested=False):
-        text = {"class": f"{name} (class)", "function": f"{name}()",
-                "method": f"{name}() ({owner} method)"}[kind]
+    for kind, name, owner in export.definitions(source):
+        if not public(name) or owner and not public(owner):
+            continue
+        text = {"class": f"{name}; class{where}",
+                "function": f"{name}(); function{where}",
+                "method": f"{name}(); {owner} method{where}"}[kind]
         entries.append((text, name))
     return entries
+
+
+def chapter_number(docname):
+    """5 for "book/05_hooks", None for a page that is not a chapter."""
+    found = re.match(r"(\d+)_", _stem(docname))
+    return int(found.group(1)) if found else None
 
 
 class IndexExportCells(SphinxTransform):
@@ -142,6 +251,7 @@ class IndexExportCells(SphinxTransform):
 
     def apply(self, **kwargs):
         taken = set(self.document.ids)
+        chapter = chapter_number(self.env.docname)
         for cell in list(self.document.findall(nodes.container)):
             if cell.get("nb_element") != "cell_code" or "export" not in (
                     cell.get("cell_metadata", {}).get("tags", [])):
@@ -149,7 +259,7 @@ class IndexExportCells(SphinxTransform):
             blocks = list(cell.findall(nodes.literal_block))
             if not blocks:
                 continue
-            names = defined_names(blocks[0].astext())
+            names = defined_names(blocks[0].astext(), chapter)
             if not names:
                 continue
             # The anchor is the cell itself, not an empty target: Sphinx's
@@ -166,6 +276,18 @@ class IndexExportCells(SphinxTransform):
             index = addnodes.index(entries=[
                 ("single", text, anchor, "main", None) for text, _ in names])
             cell.parent.insert(cell.parent.index(cell), index)
+
+
+# The search ranks a result by how much of an index entry the query covers;
+# a glossary term ("state_dict", 100) would beat the cell that defines the
+# method ("state_dict()", 83). This scorer puts the defining cells (their
+# anchors start "mininn-") above everything else, in their own order.
+SEARCH_SCORER = Path(__file__).with_name("search_scorer.js")
+
+
+def use_search_scorer(app, config):
+    if not config.html_search_scorer:
+        config.html_search_scorer = str(SEARCH_SCORER)
 
 
 # --------------------------------------------------------------------------
@@ -194,8 +316,89 @@ def add_download_note(app, pagename, templatename, context, doctree):
         context["body"] = body[:end] + "\n" + note + body[end:]
 
 
+def add_licence_to_footer(app, pagename, templatename, context, doctree):
+    """Every page's footer names the licences and links their files (copied
+    beside the pages as .txt, so a browser shows them)."""
+    if app.builder.name != "html":
+        return
+    pathto = context["pathto"]
+    licence = (
+        ' The text and figures are licensed under <a rel="license" '
+        'href="https://creativecommons.org/licenses/by-sa/4.0/">CC BY-SA '
+        f'4.0</a> (<a class="book-licence" href="{pathto(LICENCE_FILES[1], 1)}'
+        '">LICENSE-text</a>), the code under the MIT licence (<a '
+        f'class="book-licence" href="{pathto(LICENCE_FILES[0], 1)}">LICENSE'
+        "</a>).")
+    footer = context.get("theme_extra_footer") or ""
+    if "book-licence" not in footer:
+        context["theme_extra_footer"] = footer + licence
+
+
+def add_download_entries(app, pagename, templatename, context, doctree):
+    """The header's download menu (sphinx-book-theme) offers the page's own
+    .ipynb, which cannot run alone; the runnable zip and the book's PDF go
+    first in it."""
+    if app.builder.name != "html" or pagename not in app.env.book_files_pages:
+        return
+    pathto = context["pathto"]
+    for group in context.get("header_buttons") or []:
+        if group.get("label") != "download-buttons":
+            continue
+        entries = [{"type": "link", "url": pathto(ZIP_NAME, 1),
+                    "text": ".zip", "icon": "fas fa-file-zipper",
+                    "tooltip": "All the notebooks, with what they import",
+                    "label": "download-zip-button"}]
+        if app.env.book_files_pdf:
+            entries.append({"type": "link", "url": pathto(PDF_NAME, 1),
+                            "text": "book .pdf", "icon": "fas fa-book",
+                            "tooltip": "The whole book as a PDF",
+                            "label": "download-book-pdf-button"})
+        group["buttons"][:0] = entries
+
+
+# The first cell of a chapter downloaded alone (_sources/, the header's
+# .ipynb): what it needs to run. The zip keeps the notebooks as they are.
+ALONE_NOTE = (
+    "**Downloaded alone, this notebook cannot run**: its first cell imports "
+    "`helpers` and `mininn` from the folder it sits in. Take the whole book "
+    f"instead: `{ZIP_NAME}` (linked under the title of every page of the "
+    "book's website) holds every chapter with `helpers.py`, the `mininn` "
+    "package and a README that says how to install and run them.")
+
+
+def mark_lone_notebooks(app, outdir):
+    import nbformat
+
+    for docname in app.env.book_files_pages:
+        path = outdir / "_sources" / (docname + ".ipynb")
+        if not path.exists():
+            continue
+        nb = nbformat.read(path, as_version=4)
+        note = nbformat.v4.new_markdown_cell(ALONE_NOTE)
+        note.id = "downloaded-alone"
+        note.metadata["tags"] = ["downloaded-alone"]
+        nb.cells.insert(0, note)
+        nbformat.write(nb, path)
+
+
 # --------------------------------------------------------------------------
 # The runnable zip.
+
+def reader_requirements(root):
+    """requirements-reader.txt: READER_PACKAGES at their pins in
+    requirements.txt."""
+    pins = {}
+    for line in (root / "requirements.txt").read_text().splitlines():
+        name, _, version = line.partition("==")
+        if version:
+            pins[name.strip().lower().replace("_", "-")] = line.strip()
+    missing = [p for p in READER_PACKAGES if p not in pins]
+    if missing:
+        raise ValueError(f"requirements.txt pins none of {missing}")
+    return ("# What the notebooks need, at the versions the book was run with"
+            "\n# (on Linux, install the CPU-only torch first: README.md).\n"
+            + "".join(pins[p] + "\n" for p in READER_PACKAGES))
+
 
 def write_zip(app, outdir):
     root = Path(app.srcdir)
@@ -206,7 +409,8 @@ def write_zip(app, outdir):
             source = root / (docname + ".md")
         files.append(source)
     files += sorted((root / "book" / "mininn").glob("*.py"))
-    files += [root / "book" / "helpers.py", root / "requirements.txt"]
+    files += [root / "book" / "helpers.py", root / "requirements.txt",
+              root / "LICENSE", root / "LICENSE-text"]
     files += sorted((root / "benchmarks").glob("*.py"))
     target = outdir / ZIP_NAME
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -216,7 +420,9 @@ def write_zip(app, outdir):
             info.external_attr = 0o644 << 16
             archive.writestr(info, data)
 
-        add("README.md", ZIP_README)
+        add("README.md", ZIP_README.format(
+            pythons=TESTED_PYTHONS, count=len(READER_PACKAGES)))
+        add("requirements-reader.txt", reader_requirements(root))
         for path in files:
             if path.exists():
                 add(path.relative_to(root).as_posix(), path.read_bytes())
@@ -257,10 +463,14 @@ def whole_book_html(app, outdir):
         stem = _stem(docname)
         heading = re.search(r"<h1>(.*?)<a class=\"headerlink", found.group(1),
                             re.S)
-        contents.append(f'<li><a href="#{stem}--top">'
-                        f'{heading.group(1) if heading else stem}</a></li>')
+        contents.append(f'<li><a href="#{stem}--top"><span class="title">'
+                        f'{heading.group(1) if heading else stem}</span>'
+                        '<span class="page"></span></a></li>')
         body = re.sub(r'<p class="book-downloads">.*?</p>', "",
                       found.group(1), flags=re.S)
+        # On paper a figure is at full size already: no link to the file.
+        body = re.sub(r'<a class="book-figure" [^>]*>(<img [^>]*>)</a>',
+                      r"\1", body)
         body = re.sub(r' id="([^"]+)"',
                       lambda m, stem=stem: f' id="{stem}--{m.group(1)}"', body)
 
@@ -280,23 +490,35 @@ def whole_book_html(app, outdir):
         parts.append(f'<section class="book-page" id="{stem}--top">'
                      f"{body}</section>")
     title = html.escape(app.config.html_title or app.config.project)
+    version = book_version(Path(app.srcdir))
     page = f"""<!DOCTYPE html>
 <html lang="en" data-theme="light" data-mode="light">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="author" content="{html.escape(app.config.author)}">
+<meta name="robots" content="noindex">
 <title>{title}</title>
 {head}
 </head>
 <body class="whole-book">
+<p class="book-back">This page is what the PDF of the book is printed
+from. <a href="{_stem(pages[0])}.html">Read the book as a website</a>.</p>
 <div class="bd-content"><div class="bd-article-container">
 <article class="bd-article" role="main">
 <section class="book-cover"><h1 class="book-title">{title}</h1>
-<p>{html.escape(app.config.author)}</p>
+<p class="book-author">{html.escape(app.config.author)}</p>
+<p class="book-version">{html.escape(version)}</p>
 <p>The whole book, from the sources of the website. Every solution is
-printed after its exercise, under "Solution to Exercise N".</p>
-<nav class="book-contents"><h2>Contents</h2><ul>{"".join(contents)}</ul></nav>
+printed after its exercise, under "Solution to Exercise N.M".</p>
+<p class="book-notebooks">To run the chapters, take
+<code>{ZIP_NAME}</code>: it sits beside this PDF on the book's website,
+linked under the title of every page, and holds every chapter as a notebook
+with <code>helpers.py</code> and the <code>mininn</code> package that they
+import, and a README that says how to install and run them.</p>
+<p class="book-licence">{LICENCE_HTML}</p>
 </section>
+<nav class="book-contents"><h2>Contents</h2><ul>{"".join(contents)}</ul></nav>
 {"".join(parts)}
 </article></div></div>
 </body>
@@ -305,6 +527,26 @@ printed after its exercise, under "Solution to Exercise N".</p>
     target = outdir / str(Path(pages[0]).parent) / WHOLE_BOOK
     target.write_text(page, encoding="utf-8")
     return target
+
+
+def book_version(root):
+    """"Version 1a2b3c4 of 2026-12-02": the commit the book is built from
+    and its date ("with local changes" when the book's sources differ from
+    it), or the build's date where there is no git."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args],
+                              capture_output=True, text=True)
+    try:
+        head = git("log", "-1", "--format=%h %cs")
+    except OSError:
+        head = None
+    if head is None or head.returncode or not head.stdout.strip():
+        return f"Printed on {datetime.date.today().isoformat()}."
+    commit, date = head.stdout.split()
+    changed = git("diff", "--quiet", "HEAD", "--", "book", "_toc.yml",
+                  "_config.yml").returncode != 0
+    return (f"Version {commit} of {date}"
+            + (", with local changes" if changed else "") + ".")
 
 
 @functools.cache
@@ -316,46 +558,129 @@ def _pdf_options():
                 display_header_footer=True,
                 header_template="<span></span>", footer_template=footer,
                 margin={"top": "14mm", "bottom": "16mm", "left": "14mm",
-                        "right": "14mm"})
+                        "right": "14mm"},
+                # Bookmarks from the headings, and a tagged PDF (its
+                # structure for screen readers and reflowing viewers).
+                outline=True, tagged=True)
 
 
-def print_pdf(outdir, page, target, browser=None):
+def destination_pages(pdf):
+    """{element id: page number} of a PDF's named destinations (Chromium
+    names one after every id that a link in the page points at), for a
+    PDF open in pikepdf."""
+    numbers = {page.objgen: number for number, page in enumerate(pdf.pages, 1)}
+    return {str(name)[1:]: numbers[dest[0].objgen]
+            for name, dest in pdf.Root.get("/Dests", {}).items()}
+
+
+def linking_page(pdf, name):
+    """The number of the first page with a link to the destination `name`
+    (the contents page, for a chapter's "<stem>--top")."""
+    for number, page in enumerate(pdf.pages, 1):
+        for annotation in page.obj.get("/Annots", []):
+            if str(annotation.get("/Dest", "")) == "/" + name:
+                return number
+    raise ValueError(f"no link to {name} in the PDF")
+
+
+# What the page the PDF is printed from must show before it is printed:
+# its math typeset, its images loaded.
+READY = """async () => {
+  if (window.MathJax && MathJax.startup) await MathJax.startup.promise;
+  await document.fonts.ready;
+  const math = [...document.querySelectorAll("span.math, div.math")];
+  return {
+    math: math.length,
+    typeset: math.filter(m => m.querySelector("mjx-container")).length,
+    broken: [...document.images].filter(i => !(i.complete && i.naturalWidth))
+      .map(i => i.getAttribute("src")),
+  };
+}"""
+
+# The contents' page numbers, printed alone on a transparent sheet that is
+# laid over the contents page: writing text into a span and hiding the rest
+# moves nothing, so the page keeps its layout, links and tags. The pages of
+# the book, after the contents and each on new sheets, go first: the cover
+# and the contents are then all there is to lay out and print again.
+PAGE_NUMBERS_ONLY = """(pages) => {
+  document.querySelectorAll("section.book-page").forEach(s => s.remove());
+  for (const a of document.querySelectorAll("nav.book-contents a")) {
+    a.querySelector(".page").textContent =
+      pages[a.getAttribute("href").slice(1)] || "";
+  }
+  const style = document.createElement("style");
+  style.textContent = "body * { visibility: hidden !important; } "
+    + "nav.book-contents .page { visibility: visible !important; }";
+  document.head.appendChild(style);
+  return [...document.querySelectorAll("nav.book-contents a")]
+    .map(a => a.getAttribute("href").slice(1));
+}"""
+
+
+def print_pdf(outdir, page, target, browser=None, metadata=None):
     """Print `page` (a file under `outdir`) to `target` with Chromium, once
-    its math is typeset and its fonts are loaded. Serves `outdir` on
-    127.0.0.1 for the time it takes (MathJax loads its fonts by URL)."""
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
+    its math is typeset and its fonts are loaded, with bookmarks and tags.
+    Each chapter's first page (from the PDF's named destinations) is then
+    written into the contents: one more print, of the contents page alone
+    with only the numbers showing, laid over that page (pikepdf, which also
+    sets the Author, Subject and Keywords of `metadata` and packs the tags'
+    many small objects into compressed streams: 23 MB become 11). Return
+    the problems seen: console errors, failed requests, math not typeset,
+    images not loaded."""
+    import pikepdf
 
-    handler = functools.partial(Quiet, directory=str(outdir))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = (f"http://127.0.0.1:{server.server_address[1]}/"
-           f"{page.relative_to(outdir).as_posix()}")
+    problems = []
     playwright = None
-    try:
-        if browser is None:
-            from playwright.sync_api import sync_playwright
+    overlay = target.with_suffix(".numbers.pdf")
+    with serve(outdir) as base:
+        try:
+            if browser is None:
+                from playwright.sync_api import sync_playwright
 
-            playwright = sync_playwright().start()
-            launched = playwright.chromium.launch(
-                executable_path=CHROMIUM,
-                args=["--no-sandbox", "--disable-gpu"])
-        tab = (browser or launched).new_page()
-        tab.emulate_media(media="print")
-        tab.goto(url, wait_until="load")
-        tab.evaluate("""async () => {
-          if (window.MathJax && MathJax.startup) await MathJax.startup.promise;
-          await document.fonts.ready;
-        }""")
-        tab.pdf(path=str(target), **_pdf_options())
-        tab.close()
-    finally:
-        if playwright is not None:
-            launched.close()
-            playwright.stop()
-        server.shutdown()
-        server.server_close()
+                playwright = sync_playwright().start()
+                launched = playwright.chromium.launch(
+                    executable_path=CHROMIUM,
+                    args=["--no-sandbox", "--disable-gpu"])
+            tab = (browser or launched).new_page()
+            tab.on("console", lambda m: m.type == "error" and problems.append(
+                f"console: {m.text}"))
+            tab.on("pageerror", lambda e: problems.append(f"page: {e}"))
+            tab.on("requestfailed", lambda r: problems.append(
+                f"failed: {r.url}"))
+            tab.on("response", lambda r: r.status >= 400 and problems.append(
+                f"HTTP {r.status}: {r.url}"))
+            tab.emulate_media(media="print")
+            tab.goto(base + page.relative_to(outdir).as_posix(),
+                     wait_until="load")
+            ready = tab.evaluate(READY)
+            if ready["typeset"] != ready["math"]:
+                problems.append(f"{ready['math'] - ready['typeset']} of "
+                                f"{ready['math']} formulas not typeset")
+            problems += [f"image not loaded: {src}" for src in ready["broken"]]
+            printed = target.with_suffix(".printed.pdf")
+            tab.pdf(path=str(printed), **_pdf_options())
+            with pikepdf.open(printed) as pdf:
+                pages = destination_pages(pdf)
+                entries = tab.evaluate(PAGE_NUMBERS_ONLY, pages)
+                contents = linking_page(pdf, entries[0])
+            tab.pdf(path=str(overlay), page_ranges=str(contents),
+                    **{**_pdf_options(), "outline": False, "tagged": False,
+                       "print_background": False,
+                       "display_header_footer": False})
+            tab.close()
+        finally:
+            if playwright is not None:
+                launched.close()
+                playwright.stop()
+    with pikepdf.open(printed) as pdf, pikepdf.open(overlay) as numbers:
+        pdf.pages[contents - 1].add_overlay(numbers.pages[0])
+        for key, value in (metadata or {}).items():
+            pdf.docinfo[f"/{key}"] = value
+        pdf.save(target, object_stream_mode=pikepdf.ObjectStreamMode.generate,
+                 compress_streams=True)
+    printed.unlink()
+    overlay.unlink()
+    return problems
 
 
 # --------------------------------------------------------------------------
@@ -375,6 +700,153 @@ def trim_mathjax(outdir):
 
 
 # --------------------------------------------------------------------------
+# The icons: pydata-sphinx-theme loads Font Awesome's whole icon set as one
+# 1.5 MB script on every page, for the dozen icons the pages show. The same
+# script is kept, less the icons no page or script names.
+
+ICON = re.compile(r'("?)([a-z0-9-]+)\1:\[(\d+),(\d+),\[([^\]]*)\],'
+                  r'"([0-9a-f]+)",(?:"[^"]*"|\[[^\]]*\])\]')
+
+
+ICON_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+(?::before)?,?)+)'
+                       r'\{(?:--fa|content):"[^"]*"\}')
+
+
+def subset_icon_font(outdir):
+    """The theme draws some icons with Font Awesome's solid font (the
+    pencil of an exercise, the marks of notes and warnings: CSS `content`
+    of a private-use character): 156 kB as WOFF2, for the few glyphs the
+    CSS names. A WOFF of those glyphs (fontTools) takes its place."""
+    from fontTools import subset
+
+    fonts = outdir / "_static" / "vendor" / "fontawesome" / "webfonts"
+    css = outdir / "_static" / "styles" / "pydata-sphinx-theme.css"
+    full = fonts / "fa-solid-900.ttf"
+    if not (full.exists() and css.exists()):
+        return
+    codes = set()
+    for sheet in (outdir / "_static").rglob("*.css"):
+        text = sheet.read_text(encoding="utf-8", errors="ignore")
+        codes |= {ord(c) for c in text if 0xE000 <= ord(c) <= 0xF8FF}
+        codes |= {int(h, 16) for h in re.findall(r"\\([ef][0-9a-f]{3})\b",
+                                                  text)}
+    options = subset.Options()
+    options.flavor = "woff"
+    font = subset.load_font(str(full), options)
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=sorted(codes))
+    subsetter.subset(font)
+    small = fonts / "fa-solid-900.subset.woff"
+    subset.save_font(font, str(small), options)
+    text = css.read_text(encoding="utf-8")
+    wanted = ("url(../vendor/fontawesome/webfonts/fa-solid-900.woff2) "
+              'format("woff2"),url(../vendor/fontawesome/webfonts/'
+              'fa-solid-900.ttf) format("truetype")')
+    if wanted in text:
+        css.write_text(text.replace(
+            wanted, f'url(../vendor/fontawesome/webfonts/{small.name}) '
+                    'format("woff")'), encoding="utf-8")
+        logger.info(f"book_files: the icon font keeps {len(codes)} glyphs "
+                    f"({small.stat().st_size:,} bytes)")
+
+
+def subset_fontawesome(outdir):
+    script = outdir / "_static" / "scripts" / "fontawesome.js"
+    if not script.exists():
+        return
+    text = script.read_text(encoding="utf-8")
+    entries = list(ICON.finditer(text))
+    if not entries:
+        return
+    wanted = set()
+    # Icons are named in pages and scripts ("fa-solid fa-bars"); the
+    # theme's CSS names every icon of the font, and is left out.
+    for path in [*outdir.rglob("*.html"), *outdir.rglob("*.js")]:
+        if path != script:
+            wanted |= set(re.findall(r"fa-([a-z0-9-]+)",
+                                     path.read_text(errors="ignore")))
+
+    def used(entry):
+        aliases = re.findall(r'"([a-z0-9-]+)"', entry.group(5))
+        return entry.group(2) in wanted or wanted & set(aliases)
+
+    # Runs of entries joined by commas: one icon pack each.
+    runs, start = [], 0
+    for entry in entries:
+        if runs and text[runs[-1][-1].end():entry.start()] == ",":
+            runs[-1].append(entry)
+        else:
+            runs.append([entry])
+    pieces = []
+    for run in runs:
+        pieces.append(text[start:run[0].start()])
+        pieces.append(",".join(e.group(0) for e in run if used(e)))
+        start = run[-1].end()
+    pieces.append(text[start:])
+    script.write_text("".join(pieces), encoding="utf-8")
+    # The source map describes the whole script, no longer this one.
+    script.with_name(script.name + ".map").unlink(missing_ok=True)
+    # The theme's CSS carries a rule per icon of the font too
+    # (".fa-bars:before{content:...}"), which draws an icon with the icon
+    # font (a 156 kB download) until the script puts its SVG in place: the
+    # rules go, and the script alone draws the icons.
+    css = outdir / "_static" / "styles" / "pydata-sphinx-theme.css"
+    if css.exists():
+        text = css.read_text(encoding="utf-8")
+        css.write_text(ICON_RULE.sub("", text), encoding="utf-8")
+        css.with_name(css.name + ".map").unlink(missing_ok=True)
+    kept = sum(1 for e in entries if used(e))
+    logger.info(f"book_files: fontawesome.js keeps {kept} of "
+                f"{len(entries)} icons")
+
+
+# Pygments wraps every name, punctuation mark and space of the code in a
+# span ("<span class="n">x</span>"): a third of a chapter's bytes. The
+# theme's Pygments styles give those three the colour of the code itself,
+# in light and in dark mode, so the spans go and nothing changes on screen.
+PLAIN_TOKENS = re.compile(r'<span class="(?:n|p|w)">([^<]*)</span>')
+CODE_BLOCK = re.compile(r'(<div class="highlight"><pre>)(.*?)(</pre>)', re.S)
+
+
+def plain_tokens_unwrapped(page_html):
+    return CODE_BLOCK.sub(lambda m: m.group(1) + PLAIN_TOKENS.sub(
+        r"\1", m.group(2)) + m.group(3), page_html)
+
+
+# A figure (an image a cell drew, under _images/) opens at full size when
+# tapped: on a phone the column shows it at half its width or less.
+FIGURE = re.compile(r'<img (alt="[^"]*" )?src="([^"]*_images/[^"]+)" />')
+
+
+def figures_linked(page_html):
+    return FIGURE.sub(
+        lambda m: f'<a class="book-figure" href="{m.group(2)}" '
+                  f'title="Open the figure at full size">{m.group(0)}</a>',
+        page_html)
+
+
+# pydata-sphinx-theme loads Sphinx's search (its script and the whole index,
+# 125 kB) on every page, for its search-as-you-type box; with that option
+# off (the default, and this book's) nothing but the search page uses it.
+SEARCH_SCRIPTS = re.compile(
+    r'\s*<script src="(?:\.\./)*(?:_static/searchtools\.js|'
+    r'_static/language_data\.js|searchindex\.js)"></script>')
+
+
+def lighten_pages(outdir, search_as_you_type=False):
+    """Unwrap the plain tokens of every page (see PLAIN_TOKENS), link each
+    figure to its image, and leave the search's scripts to the search page
+    (see SEARCH_SCRIPTS)."""
+    for path in outdir.rglob("*.html"):
+        text = path.read_text(encoding="utf-8")
+        light = figures_linked(plain_tokens_unwrapped(text))
+        if not search_as_you_type and path.name != "search.html":
+            light = SEARCH_SCRIPTS.sub("", light)
+        if light != text:
+            path.write_text(light, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------
 
 def builder_inited(app):
     app.env.book_files_pages = toc_pages(app)
@@ -384,25 +856,52 @@ def builder_inited(app):
         logger.info(f"book_files: no PDF of the book ({why})")
 
 
+def pdf_metadata(config):
+    return {"Title": config.project, "Author": config.author,
+            "Subject": "torch.nn.Module rebuilt from scratch, every step "
+                       "checked against torch",
+            "Keywords": f"PyTorch; torch.nn.Module; {LICENCE_TEXT}"}
+
+
 def build_finished(app, exception):
     # The plain HTML builder only: the pages are <docname>.html.
     if exception is not None or app.builder.name != "html":
         return
     outdir = Path(app.outdir)
     trim_mathjax(outdir)
+    subset_fontawesome(outdir)
+    subset_icon_font(outdir)
+    lighten_pages(outdir, search_as_you_type=str(
+        app.config.html_theme_options.get("search_as_you_type", False))
+        .lower() == "true")
     write_zip(app, outdir)
+    mark_lone_notebooks(app, outdir)
+    root = Path(app.srcdir)
+    for source, published in zip(("LICENSE", "LICENSE-text"), LICENCE_FILES):
+        if (root / source).exists():
+            (outdir / published).write_bytes((root / source).read_bytes())
     page = whole_book_html(app, outdir)
     if page is not None and app.env.book_files_pdf:
-        print_pdf(outdir, page, outdir / PDF_NAME)
+        problems = print_pdf(outdir, page, outdir / PDF_NAME,
+                             metadata=pdf_metadata(app.config))
+        for problem in problems:
+            logger.warning(f"book_files: {WHOLE_BOOK} printed with "
+                           f"{problem}")
         logger.info(f"book_files: wrote {PDF_NAME}")
 
 
 def setup(app):
     app.add_transform(IndexExportCells)
+    # book/_static (html_static_path) holds it; every page loads it.
+    app.add_js_file("book.js", loading_method="defer")
+    app.connect("config-inited", use_search_scorer)
     app.connect("builder-inited", builder_inited)
     app.connect("html-page-context", add_download_note)
+    app.connect("html-page-context", add_licence_to_footer)
+    # After sphinx-book-theme has made its header buttons (priority 501).
+    app.connect("html-page-context", add_download_entries, priority=600)
     # After sphinx-mathjax-offline has copied its tree (priority 500).
     app.connect("build-finished", build_finished, priority=900)
     # env_version: bump it when what the reading adds (the index) changes.
     return {"parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 2}
+            "env_version": 3}

@@ -1,0 +1,12 @@
+// The book's own behaviour on top of sphinx-book-theme (book/_static/book.js,
+// added to every page by book/_ext/book_files.py).
+//
+// On a phone the sidebars open as dialogs (pydata-sphinx-theme). A tap on
+// a link inside one leads somewhere (a section of this page, another page),
+// so the dialog closes: the reader sees the section, not the list still
+// covering it. The link is followed as usual.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[href]");
+  const dialog = link && link.closest("dialog[open]");
+  if (dialog && dialog.id.endsWith("-sidebar-modal")) dialog.close();
+});

@@ -1,0 +1,144 @@
+"""The website's checks, as functions a test (or another edition's tests)
+can call with a page of a browser and a base URL.
+
+tests/test_site.py builds the book and runs them over every page; the
+Chinese edition (served under zh/) can run the same ones over its pages.
+The JavaScript they evaluate in the page is in js/, one file per check,
+each a function expression (`async () => {...}`) that playwright calls.
+"""
+import re
+from functools import cache
+from pathlib import Path
+
+JS = Path(__file__).with_name("js")
+
+
+@cache
+def js(name):
+    """The function in js/<name>.js, its leading // comments left out."""
+    lines = (JS / f"{name}.js").read_text().splitlines()
+    while lines and (lines[0].startswith("//") or not lines[0].strip()):
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+class Recorder:
+    """Everything a page did wrong while it loaded: console errors, page
+    errors, failed requests, HTTP errors, requests that leave `base`."""
+
+    def __init__(self, base):
+        self.base = base
+        self.errors, self.failed, self.external = [], [], []
+
+    def attach(self, page):
+        page.on("console", lambda m: m.type == "error" and self.errors.append(
+            f"console: {m.text} ({m.location.get('url', '')})"))
+        page.on("pageerror", lambda e: self.errors.append(f"page: {e}"))
+        page.on("requestfailed", lambda r: self.failed.append(
+            f"{r.url} ({r.failure})"))
+        page.on("response", lambda r: r.status >= 400 and self.failed.append(
+            f"{r.url} (HTTP {r.status})"))
+        page.on("request", self._local_only)
+
+    def _local_only(self, request):
+        if (re.match(r"(https?|wss?)://", request.url)
+                and not request.url.startswith(self.base)):
+            self.external.append(request.url)
+
+    def take(self):
+        taken = self.errors, self.failed, self.external
+        self.errors, self.failed, self.external = [], [], []
+        return taken
+
+
+def new_context(browser, base, viewport, **options):
+    """A fresh browser context with one page, and its Recorder."""
+    context = browser.new_context(viewport=viewport, **options)
+    recorder = Recorder(base)
+    page = context.new_page()
+    recorder.attach(page)
+    return context, page, recorder
+
+
+def inspect(page, phone=False):
+    """What the open page shows (js/inspect.js); on a phone, also what
+    makes it wider than the screen, and what each sidebar button opens."""
+    info = page.evaluate(js("inspect"))
+    if phone:
+        info["overflow"] = (page.evaluate(js("overflow"))
+                            if info["scrollWidth"] > info["innerWidth"]
+                            else [])
+        info["primary"] = page.evaluate(js("tap_sidebar"), "primary")
+        info["secondary"] = page.evaluate(js("tap_sidebar"), "secondary")
+    return info
+
+
+def contents_drawer_after_a_tap(page):
+    """On a phone: open the Contents drawer, tap its first section link;
+    return {"opened", "closed", "hash", "link"}: whether it opened, whether
+    it closed after the tap, and where the page went."""
+    button = page.locator("button.secondary-toggle:visible").first
+    if not button.count():
+        return None
+    button.tap()
+    dialog = page.locator("#pst-secondary-sidebar-modal")
+    dialog.locator("a[href^='#']").first.wait_for(state="visible",
+                                                  timeout=5000)
+    opened = dialog.evaluate("d => d.open")
+    link = dialog.locator("a[href^='#']").first
+    href = link.get_attribute("href")
+    link.tap()
+    page.wait_for_function(
+        "() => !document.getElementById('pst-secondary-sidebar-modal').open",
+        timeout=3000) if opened else None
+    return {"opened": opened, "closed": not dialog.evaluate("d => d.open"),
+            "hash": page.evaluate("location.hash"), "link": href}
+
+
+def solution_after_tapping_its_title(page):
+    """On a phone: tap the words of the first solution's title (its left
+    part, away from the chevron); return whether the solution opened and
+    whether the page moved to another anchor instead."""
+    title = page.locator("div.solution.dropdown > .admonition-title").first
+    if not title.count():
+        return None
+    title.scroll_into_view_if_needed()
+    before = page.evaluate("location.hash")
+    title.tap(position={"x": 24, "y": 12})
+    page.wait_for_timeout(150)  # the toggle's own transition
+    shown = title.evaluate("""t => [...t.parentElement.children]
+      .filter(c => c !== t)
+      .some(c => c.checkVisibility({visibilityProperty: true})
+                 && c.getBoundingClientRect().height > 0)""")
+    return {"shown": shown, "hash_before": before,
+            "hash_after": page.evaluate("location.hash")}
+
+
+def page_width(page):
+    """(scrollWidth, innerWidth, the elements past the right edge)."""
+    width = page.evaluate("document.documentElement.scrollWidth")
+    inner = page.evaluate("innerWidth")
+    over = page.evaluate(js("overflow")) if width > inner else []
+    return width, inner, over
+
+
+def search_results(page, base, queries):
+    """{query: [docname#anchor, ...]} as Sphinx's own search (the search
+    page's searchtools.js and searchindex.js) ranks them, for every query
+    at once: the search page is loaded once and its ranking called."""
+    page.goto(base + "search.html", wait_until="load")
+    page.wait_for_function(
+        "() => typeof Search !== 'undefined' && !!Search._index",
+        timeout=20_000)
+    return page.evaluate(js("search"), queries)
+
+
+def figures(page):
+    """Every figure a cell drew on the open page: its file, pixels, the
+    width it is shown at, the width it was drawn for, and its link."""
+    return page.evaluate(js("figures"))
+
+
+def weight(page):
+    """Bytes of everything the open page loaded (js/weight.js)."""
+    return page.evaluate(js("weight"))

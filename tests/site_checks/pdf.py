@@ -1,0 +1,132 @@
+"""What a reader of the book's PDF sees, read from the file itself.
+
+One pass over the pages renders each at 40 dpi (pypdfium2, the PDF engine
+of Chromium's own viewer) and extracts its text. From the pixels:
+
+- whether the page's last code frame (the grey box with the green bar on
+  its left, `div.cell_input` on the website) holds any text: a frame that
+  starts at the foot of a page and whose code went on to the next page
+  leaves an empty box behind;
+- whether anything dark is printed past the right margin (code or an output
+  cut at the edge of the sheet).
+
+From the file: its bookmarks, metadata, whether it is tagged, and where
+each named destination (an element id that a link points at) lands.
+Nothing here knows the book's language: the Chinese edition can scan its
+own PDF with the same functions.
+"""
+import ctypes
+from dataclasses import dataclass, field
+
+DPI = 40
+# The green bar of a code cell: green well above red and blue.
+GREEN_MARGIN = 60
+# Ink: darker than the frame's grey (247) and the page's white.
+INK = 160
+
+
+@dataclass
+class Sheet:
+    number: int
+    text: str
+    frames: int                 # code frames that start or end on it
+    last_frame_empty: bool      # its last (lowest) code frame holds no ink
+    last_frame_height: float    # that frame's height, in points
+    ink_past_right_margin: int  # dark pixels right of the text column
+
+
+@dataclass
+class Scan:
+    sheets: list = field(default_factory=list)
+    outline: list = field(default_factory=list)  # (level, title, page)
+    metadata: dict = field(default_factory=dict)
+    tagged: bool = False
+    destinations: dict = field(default_factory=dict)  # name -> page
+
+    def empty_frame_pages(self):
+        return [s.number for s in self.sheets if s.last_frame_empty]
+
+
+def last_frame(image):
+    """(top row, bottom row, first column right of the bar) of the lowest
+    green-barred frame in an RGB image, or None."""
+    import numpy as np
+
+    greenish = (image[:, :, 1] - np.maximum(image[:, :, 0], image[:, :, 2])
+                > GREEN_MARGIN)
+    rows = np.nonzero(greenish.any(axis=1))[0]
+    if not len(rows):
+        return None
+    gaps = np.nonzero(np.diff(rows) > 1)[0]
+    top = rows[gaps[-1] + 1] if len(gaps) else rows[0]
+    bottom = rows[-1]
+    # The bar: columns green on (nearly) every row of the run.
+    counts = greenish[top:bottom + 1].sum(axis=0)
+    bar = np.nonzero(counts >= 0.8 * (bottom - top + 1))[0]
+    if not len(bar):
+        return None
+    return int(top), int(bottom), int(bar.max()) + 1
+
+
+def frame_runs(image):
+    import numpy as np
+
+    greenish = (image[:, :, 1] - np.maximum(image[:, :, 0], image[:, :, 2])
+                > GREEN_MARGIN)
+    rows = np.nonzero(greenish.any(axis=1))[0]
+    return 0 if not len(rows) else int((np.diff(rows) > 1).sum()) + 1
+
+
+def scan(path, right_margin_mm=14.0, text=True):
+    """Read the PDF at `path` page by page (see the module's docstring)."""
+    import numpy as np
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    pdf = pdfium.PdfDocument(str(path))
+    result = Scan()
+    result.metadata = pdf.get_metadata_dict()
+    result.tagged = bool(raw.FPDFCatalog_IsTagged(pdf.raw))
+    for item in pdf.get_toc():
+        dest = item.get_dest()
+        result.outline.append((item.level, item.get_title(),
+                               dest.get_index() + 1 if dest else None))
+    count = raw.FPDF_CountNamedDests(pdf.raw)
+    for index in range(count):
+        size = ctypes.c_long(0)
+        raw.FPDF_GetNamedDest(pdf.raw, index, None, ctypes.byref(size))
+        buffer = ctypes.create_string_buffer(size.value)
+        dest = raw.FPDF_GetNamedDest(pdf.raw, index, buffer,
+                                     ctypes.byref(size))
+        if dest:
+            name = buffer.raw[:size.value].decode("utf-16-le").rstrip("\0")
+            result.destinations[name] = raw.FPDFDest_GetDestPageIndex(
+                pdf.raw, dest) + 1
+    scale = DPI / 72
+    for index in range(len(pdf)):
+        page = pdf[index]
+        width, _ = page.get_size()
+        image = page.render(
+            scale=scale, draw_annots=False, no_smoothtext=True,
+            no_smoothpath=True, no_smoothimage=True,
+        ).to_numpy()[:, :, :3].astype(np.int16)
+        dark = image.max(axis=2) < INK
+        edge = int(round((width - right_margin_mm / 25.4 * 72) * scale)) + 1
+        frame = last_frame(image)
+        empty, height = False, 0.0
+        if frame:
+            top, bottom, left = frame
+            empty = not dark[top:bottom + 1, left:edge].any()
+            height = (bottom - top + 1) / scale
+        words = ""
+        if text:
+            textpage = page.get_textpage()
+            words = textpage.get_text_bounded()
+            textpage.close()
+        result.sheets.append(Sheet(
+            number=index + 1, text=words, frames=frame_runs(image),
+            last_frame_empty=empty, last_frame_height=height,
+            ink_past_right_margin=int(dark[:, edge:].sum())))
+        page.close()
+    pdf.close()
+    return result
