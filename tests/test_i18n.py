@@ -273,6 +273,7 @@ def test_every_chinese_page_switches_to_its_english_twin(zh_site):
         page = (ZH_HTML / f"{docname}.html").read_text(encoding="utf-8")
         found = re.search(r'<a href="([^"]+)"[^>]*btn-language-switch', page)
         assert found, f"{docname}: no language switch"
+        assert 'a.btn-language-switch")' in page, "switch opens a new tab"
         target = (ZH_HTML / docname).parent / found.group(1)
         # the English page sits where the Chinese one does, one level up
         assert target.resolve() == (ZH_HTML.parent / f"{docname}.html"

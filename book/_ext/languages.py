@@ -400,8 +400,16 @@ def _fast_chinese_search():
     sphinx.search.languages["zh"] = SearchChinese
 
 
+# sphinx-book-theme opens its header links in a new tab; the language
+# switch replaces the page, as a link within the book does.
+SAME_TAB = ('document.addEventListener("DOMContentLoaded", () => '
+            'document.querySelectorAll("a.btn-language-switch")'
+            '.forEach(a => a.removeAttribute("target")));')
+
+
 def setup(app):
     _fast_chinese_search()
+    app.add_js_file(None, body=SAME_TAB)
     app.connect("config-inited", _check_config)
     app.add_transform(ExerciseTitles)
     app.add_transform(RecordMessages)
@@ -420,4 +428,4 @@ def setup(app):
     app.connect("build-finished", _before_book_files, priority=899)
     app.connect("build-finished", _build_finished, priority=950)
     return {"parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 4}
+            "env_version": 5}
