@@ -15,6 +15,7 @@ list item, caption, admonition, exercise and glossary entry, keyed by the
 English text itself. Code cells and their outputs are never in a catalog.
 """
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -74,8 +75,36 @@ def merge():
         cwd=ROOT).returncode
 
 
+def cjk_font():
+    """The Chinese PDF needs a font with Chinese glyphs (else: boxes).
+    Debian's fonts-wqy-microhei (1.6 MB) when none is installed, as root
+    (CI, containers), as tools/dev.py installs chromium."""
+    if not shutil.which("fc-list"):
+        return
+    found = subprocess.run(["fc-list", ":lang=zh"], capture_output=True,
+                           text=True).stdout.strip()
+    if found:
+        return
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which(
+            "apt-get"):
+        print("i18n: installing fonts-wqy-microhei (apt-get) for the "
+              "Chinese PDF", flush=True)
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-qq"], env=env,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run(["apt-get", "install", "-y", "-qq",
+                        "fonts-wqy-microhei"], env=env,
+                       stdout=subprocess.DEVNULL)
+    else:
+        print("note: no Chinese font (fc-list :lang=zh is empty): install "
+              "fonts-wqy-microhei or fonts-noto-cjk for the Chinese PDF",
+              flush=True)
+
+
 def build(outdir=ZH_HTML, quiet=False):
     """The Chinese site, warnings as errors."""
+    if os.environ.get("BOOK_I18N_PDF", "1") != "0":
+        cjk_font()
     return sphinx("html", Path(outdir), ZH_DOCTREES, ZH_OVERRIDES,
                   quiet=quiet)
 
