@@ -60,14 +60,14 @@ def new_context(browser, base, viewport, **options):
     return context, page, recorder
 
 
-def inspect(page, phone=False):
-    """What the open page shows (js/inspect.js); on a phone, also what
-    makes it wider than the screen, and what each sidebar button opens."""
+def inspect(page, phone=None):
+    """What the open page shows (js/inspect.js); on a phone (`phone`: its
+    screen's width), also what makes it wider than the screen, and what
+    each sidebar button opens."""
     info = page.evaluate(js("inspect"))
     if phone:
-        info["overflow"] = (page.evaluate(js("overflow"))
-                            if info["scrollWidth"] > info["innerWidth"]
-                            else [])
+        info["overflow"] = (page.evaluate(js("overflow"), phone)
+                            if info["scrollWidth"] > phone else [])
         info["primary"] = page.evaluate(js("tap_sidebar"), "primary")
         info["secondary"] = page.evaluate(js("tap_sidebar"), "secondary")
     return info
@@ -88,10 +88,16 @@ def contents_drawer_after_a_tap(page):
     link = dialog.locator("a[href^='#']").first
     href = link.get_attribute("href")
     link.tap()
-    page.wait_for_function(
-        "() => !document.getElementById('pst-secondary-sidebar-modal').open",
-        timeout=3000) if opened else None
-    return {"opened": opened, "closed": not dialog.evaluate("d => d.open"),
+    closed = dialog.evaluate("""d => new Promise(done => {
+      const start = performance.now();
+      const wait = () => !d.open ? done(true)
+        : performance.now() - start > 2000 ? done(false)
+        : setTimeout(wait, 20);
+      wait();
+    })""")
+    if not closed:  # close it, so that the reader can go on
+        dialog.evaluate("d => d.close()")
+    return {"opened": opened, "closed": closed,
             "hash": page.evaluate("location.hash"), "link": href}
 
 
@@ -104,7 +110,12 @@ def solution_after_tapping_its_title(page):
         return None
     title.scroll_into_view_if_needed()
     before = page.evaluate("location.hash")
-    title.tap(position={"x": 24, "y": 12})
+    # Most of the words are a link to the exercise (sphinx-exercise): tap
+    # the middle of that link, as a thumb would.
+    words = title.locator("a").first if title.locator("a").count() else title
+    box = words.bounding_box()
+    page.touchscreen.tap(box["x"] + box["width"] / 2,
+                         box["y"] + box["height"] / 2)
     page.wait_for_timeout(150)  # the toggle's own transition
     shown = title.evaluate("""t => [...t.parentElement.children]
       .filter(c => c !== t)
@@ -114,11 +125,13 @@ def solution_after_tapping_its_title(page):
             "hash_after": page.evaluate("location.hash")}
 
 
-def page_width(page):
-    """(scrollWidth, innerWidth, the elements past the right edge)."""
+def page_width(page, screen=None):
+    """(scrollWidth, the screen's width, the elements past its right edge).
+    A mobile browser widens its layout to fit a page that is too wide, so
+    `screen` (the device's width) is the width to hold a page to."""
     width = page.evaluate("document.documentElement.scrollWidth")
-    inner = page.evaluate("innerWidth")
-    over = page.evaluate(js("overflow")) if width > inner else []
+    inner = screen or page.evaluate("innerWidth")
+    over = page.evaluate(js("overflow"), inner) if width > inner else []
     return width, inner, over
 
 
