@@ -23,7 +23,8 @@ import torch
 from torch.nn import Parameter
 
 from mininn.apply import Module, add_to_class
-from mininn.hooks import RemovableHandle, _WrappedHook
+from mininn.hooks import _WrappedHook
+from mininn.registration import RemovableHandle
 from mininn.layers import _NormBase
 
 
