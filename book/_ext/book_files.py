@@ -469,7 +469,8 @@ def whole_book_html(app, outdir):
         body = re.sub(r'<p class="book-downloads">.*?</p>', "",
                       found.group(1), flags=re.S)
         # On paper a figure is at full size already: no link to the file.
-        body = re.sub(r'<a class="book-figure" [^>]*>(<img [^>]*>)</a>',
+        body = re.sub(r'<a class="(?:book-figure|reference internal '
+                      r'image-reference)" [^>]*>(<img [^>]*>)</a>',
                       r"\1", body)
         body = re.sub(r' id="([^"]+)"',
                       lambda m, stem=stem: f' id="{stem}--{m.group(1)}"', body)
@@ -815,13 +816,21 @@ def plain_tokens_unwrapped(page_html):
 
 # A figure (an image a cell drew, under _images/) opens at full size when
 # tapped: on a phone the column shows it at half its width or less.
-FIGURE = re.compile(r'<img (alt="[^"]*" )?src="([^"]*_images/[^"]+)" />')
+FIGURE = re.compile(r'<img [^>]*?src="([^"]*_images/[^"]+)"[^>]*/>')
+
+
+# Sphinx links an image that has a size (a retina PNG: style="width: ...")
+# to its file already ("image-reference"); those are left as they are.
+LINKED_FIGURE = re.compile(r'<a class="reference internal image-reference" '
+                           r'href="[^"]*">(<img [^>]*/>)</a>')
 
 
 def figures_linked(page_html):
+    linked = set(LINKED_FIGURE.findall(page_html))
     return FIGURE.sub(
-        lambda m: f'<a class="book-figure" href="{m.group(2)}" '
-                  f'title="Open the figure at full size">{m.group(0)}</a>',
+        lambda m: m.group(0) if m.group(0) in linked else (
+            f'<a class="book-figure" href="{m.group(1)}" '
+            f'title="Open the figure at full size">{m.group(0)}</a>'),
         page_html)
 
 
