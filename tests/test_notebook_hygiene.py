@@ -33,7 +33,13 @@ def code_cells(nb):
 
 
 def output_text(cell):
-    return json.dumps(cell.get("outputs", []))
+    """A cell's outputs as JSON, without the base64 of its images (random
+    letters there can spell "0x9b80FF" or "/tmp/" by chance)."""
+    def textual(output):
+        data = {k: v for k, v in output.get("data", {}).items()
+                if not k.startswith("image/")}
+        return {**output, "data": data} if "data" in output else output
+    return json.dumps([textual(o) for o in cell.get("outputs", [])])
 
 
 def printed(cell):
