@@ -292,3 +292,76 @@ def test_chinese_search_indexes_chinese_words(zh_site):
     hits = index["terms"].get("缓冲区")
     assert hits is not None, "缓冲区 is not a search term"
     assert glossary in (hits if isinstance(hits, list) else [hits])
+
+
+# -- the Chinese site in a real browser ---------------------------------------
+# The same checks as the English site's (tests/site_checks/), on every Chinese
+# page: on a phone (400 px) and on a wide screen (1400 px).
+
+CHROMIUM = "/usr/bin/chromium"
+PHONE, WIDE = {"width": 400, "height": 850}, {"width": 1400, "height": 1000}
+
+
+@pytest.fixture(scope="module")
+def zh_visits(zh_site):
+    """{(docname, "phone"|"wide"): (what the page showed, its problems)}."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{CHROMIUM} is missing (.ci/install-browser)")
+        pytest.skip(f"{CHROMIUM} is missing")
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import book_files
+    from playwright.sync_api import sync_playwright
+    from site_checks import (contents_drawer_after_a_tap, inspect,
+                             new_context, page_width)
+
+    seen = {}
+    with book_files.serve(ZH_HTML) as base, sync_playwright() as play:
+        browser = play.chromium.launch(executable_path=CHROMIUM,
+                                       args=["--no-sandbox", "--disable-gpu"])
+        for screen, viewport in (("phone", PHONE), ("wide", WIDE)):
+            options = ({"is_mobile": True, "has_touch": True}
+                       if screen == "phone" else {})
+            context, page, recorder = new_context(browser, base, viewport,
+                                                  **options)
+            for docname in sorted(zh_site):
+                page.goto(base + f"{docname}.html", wait_until="load")
+                phone = PHONE["width"] if screen == "phone" else None
+                info = inspect(page, phone=phone)
+                info["width"] = page_width(page, phone)
+                if screen == "phone" and docname == "book/01_registration":
+                    try:  # a drawer that never opens fails its own test
+                        info["drawer"] = contents_drawer_after_a_tap(page)
+                    except Exception as error:  # reported by the drawer test
+                        info["drawer"] = f"{type(error).__name__}: {error}"
+                seen[docname, screen] = (info, recorder.take())
+            context.close()
+        browser.close()
+    return seen
+
+
+@pytest.mark.site
+def test_every_chinese_page_loads_cleanly_on_a_phone_and_a_wide_screen(
+        zh_visits):
+    """No console error, failed request or request off the machine; a
+    Chinese title; on the phone, nothing wider than the screen."""
+    problems = []
+    for (docname, screen), (info, (errors, failed, external)) in sorted(
+            zh_visits.items()):
+        if errors or failed or external:
+            problems.append((docname, screen, errors, failed, external))
+        if not re.search(r"[\u4e00-\u9fff]", info["title"]):
+            problems.append((docname, screen, "title", info["title"]))
+        width, inner, over = info["width"]
+        if screen == "phone" and width > inner:
+            problems.append((docname, screen, "wider than the phone",
+                             width, over[:3]))
+    assert not problems, problems[:5]
+
+
+@pytest.mark.site
+def test_chinese_contents_drawer_closes_after_a_tap_on_a_phone(zh_visits):
+    info, _ = zh_visits["book/01_registration", "phone"]
+    drawer = info["drawer"]
+    assert drawer and drawer["opened"] and drawer["closed"], drawer
+    assert drawer["hash"] == drawer["link"], drawer
