@@ -151,6 +151,7 @@ CLEARED = ("CUBLAS_WORKSPACE_CONFIG", "MININN_EXPECT_CUDA",
            "MININN_TF32_SENTINEL", "IPYTHONDIR",
            "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "TORCH_FORCE_WEIGHTS_ONLY_LOAD",
            "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "PYTEST_ADDOPTS",
+           "MININN_KERNEL_SERVER",
            "PYTEST_PLUGINS")
 
 # The IPython start-up file of a TF32 pass. It reads the state before and
@@ -1119,7 +1120,10 @@ def shown(path):
 def pass_env(run, extra):
     env = {k: v for k, v in os.environ.items() if k not in CLEARED}
     env.update(MININN_QUICK="1", OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1",
-               PYTHONDONTWRITEBYTECODE="1")
+               PYTHONDONTWRITEBYTECODE="1",
+               # every kernel imports torch itself, under the settings and
+               # start-up files of its pass (tests/kernel_server.py)
+               MININN_FRESH_KERNELS="1")
     if run.dry:  # a dry run hides any GPU from its kernels
         env["CUDA_VISIBLE_DEVICES"] = ""
     else:

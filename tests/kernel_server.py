@@ -1,0 +1,300 @@
+"""Notebook kernels forked from a process that has already imported torch.
+
+Every notebook nbval checks gets a new kernel, and every new kernel used to
+spend about 5 CPU-s before its first line ran: Python and ipykernel
+starting, `import torch` (2 s), matplotlib (0.5 s), and torch._dynamo
+(1.7 s, imported the first time anything builds an optimizer). Under test,
+a kernel here is a child forked from a server that paid those imports once
+per pytest worker, so it starts in a fraction of a second. It is still a
+new process with a new IPython, an empty namespace and its own working
+directory and environment: only the module cache is shared, and the
+stored outputs are the ones a kernel started from scratch prints (nbval
+compares every one of them).
+
+    kernel_server.py serve SOCKET     the server (started by conftest.py)
+    kernel_server.py launch ARGS...   what jupyter_client starts as "the
+                                      kernel": it asks the server for a
+                                      forked kernel and stands for it
+                                      (signals, exit status), or, with no
+                                      server to ask, becomes an ordinary
+                                      `python -m ipykernel_launcher ARGS`
+
+Not used (every kernel starts from scratch) with a CUDA build of torch (a
+process that has touched CUDA cannot be forked safely) or where
+MININN_FRESH_KERNELS=1. Readers' Jupyter and `tools/dev.py outputs`, which
+writes the stored outputs, never use it.
+"""
+import functools
+import os
+import pickle
+import select
+import signal
+import socket
+import struct
+import sys
+
+SOCKET_ENV = "MININN_KERNEL_SERVER"
+
+
+def plain_kernel(args):
+    """Become the kernel jupyter_client would have started."""
+    os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher",
+                              *args])
+
+
+# -- in the pytest process (conftest.py) ----------------------------------------
+
+@functools.cache
+def wanted():
+    if os.environ.get("MININN_FRESH_KERNELS") == "1":
+        return False
+    import torch
+
+    return torch.version.cuda is None  # a CPU build: nothing to fork badly
+
+
+class Server:
+    """One server per pytest process, started when its first notebook is."""
+
+    def __init__(self):
+        self.process = None
+
+    def start(self):
+        import subprocess
+        import tempfile
+
+        if self.process is not None:
+            return
+        self.folder = tempfile.TemporaryDirectory(prefix="mininn-kernels-")
+        path = os.path.join(self.folder.name, "socket")
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "serve", path],
+            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        if self.process.stdout.readline() != "ready\n":  # no fork, then
+            self.stop()
+            return
+        os.environ[SOCKET_ENV] = path  # the stand-ins inherit it
+
+    def stop(self):
+        import subprocess
+
+        if self.process is None:
+            return
+        os.environ.pop(SOCKET_ENV, None)
+        self.process.terminate()  # it kills its kernels, then exits
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+        self.folder.cleanup()
+
+
+SERVER = Server()
+
+
+def use_stand_in(manager_class):
+    """nbval's kernel spec (`python -m ipykernel_launcher -f FILE`), with
+    this file's stand-in in ipykernel's place."""
+    original = manager_class.get_kernel_spec
+
+    def get_kernel_spec(self, kernel_name):
+        spec = original(self, kernel_name)
+        python, dash_m, launcher, *args = spec.argv
+        if (dash_m, launcher) == ("-m", "ipykernel_launcher"):
+            spec.argv = [python, __file__, "launch", *args]
+        return spec
+
+    manager_class.get_kernel_spec = get_kernel_spec
+
+
+# -- the stand-in that jupyter_client starts ----------------------------------
+
+def launch(args):
+    path = os.environ.get(SOCKET_ENV)
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+    except (OSError, TypeError):  # no server (yet, or any more)
+        plain_kernel(args)
+    request = pickle.dumps((args, os.getcwd(), dict(os.environ)))
+    socket.send_fds(conn, [struct.pack("!I", len(request)) + request],
+                    [0, 1, 2])
+    pid = struct.unpack("!i", recv_exactly(conn, 4))[0]
+
+    def forward(signum, frame):  # interrupts and terminations reach the kernel
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, forward)
+    status = recv_exactly(conn, 4)  # the kernel's exit status, once it exits
+    # a stand-in killed outright closes `conn`: the server then kills the
+    # kernel, so no kernel outlives the process jupyter_client watches
+    sys.exit(struct.unpack("!i", status)[0] if status else 1)
+
+
+def recv_exactly(conn, size):
+    data = b""
+    while len(data) < size:
+        try:
+            chunk = conn.recv(size - len(data))
+        except InterruptedError:
+            continue
+        if not chunk:
+            return data
+        data += chunk
+    return data
+
+
+# -- the server ------------------------------------------------------------------
+
+def preload():
+    """What every chapter's first cells import, and what ipykernel imports."""
+    # ipykernel sets this before a kernel's first cell; matplotlib reads it
+    # once, when it is imported
+    os.environ.setdefault("MPLBACKEND",
+                          "module://matplotlib_inline.backend_inline")
+    import ipykernel.kernelapp  # noqa: F401
+    import matplotlib.pyplot  # noqa: F401
+    import numpy  # noqa: F401
+    import torch
+    import torch._dynamo  # the first optimizer a chapter builds imports it
+    import torch.optim
+
+    assert not torch.cuda.is_initialized()
+
+
+def serve(path):
+    preload()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(8)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    parent = os.getppid()
+    kernels = {}  # pid -> the stand-in's connection
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(1))
+    while os.getppid() == parent and not stopping:  # the pytest worker that started us
+        ready, _, _ = select.select([listener, *kernels.values()], [], [],
+                                    0.2)
+        for conn in ready:
+            if conn is listener:
+                conn, _ = listener.accept()
+                pid = fork_kernel(conn, listener, kernels)
+                if pid:
+                    kernels[pid] = conn
+            else:  # a stand-in went away (killed): its kernel goes too
+                for pid, other in list(kernels.items()):
+                    if other is conn:
+                        kill(pid)
+        reap(kernels)
+    for pid in kernels:
+        kill(pid)
+
+
+def fork_kernel(conn, listener, kernels):
+    size = struct.unpack("!I", recv_exactly(conn, 4))[0]
+    message, fds, _, _ = socket.recv_fds(conn, size, 3)
+    while len(message) < size:
+        message += conn.recv(size - len(message))
+    args, cwd, environ = pickle.loads(message)
+    pid = os.fork()
+    if pid:
+        for fd in fds:
+            os.close(fd)
+        conn.sendall(struct.pack("!i", pid))
+        return pid
+    try:  # the kernel: a new process, set up as `python -m` would
+        listener.close()
+        for other in kernels.values():
+            other.close()
+        conn.close()
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        die_with_the_server()
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(environ)
+        sys.path[0] = cwd  # `python -m` puts the working directory first
+        sys.argv = ["ipykernel_launcher", *args]
+        reseed()
+        from ipykernel import kernelapp
+
+        kernelapp.launch_new_instance()
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def die_with_the_server():
+    """Linux: the kernel gets SIGKILL if the server dies first, however."""
+    try:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG,
+                                                signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def reseed():
+    """Seeds a new process draws from the OS: not the server's."""
+    import random
+
+    import numpy
+
+    random.seed()
+    numpy.random.seed()
+
+
+def reap(kernels):
+    while kernels:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not pid:
+            return
+        conn = kernels.pop(pid, None)
+        if conn is not None:
+            try:
+                conn.sendall(struct.pack("!i", os.waitstatus_to_exitcode(
+                    status)))
+            except OSError:
+                pass
+            conn.close()
+
+
+def kill(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["serve"]:
+        serve(sys.argv[2])
+    elif sys.argv[1:2] == ["launch"]:
+        launch(sys.argv[2:])
+    else:
+        sys.exit(__doc__)

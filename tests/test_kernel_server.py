@@ -1,0 +1,112 @@
+"""The kernels nbval starts under test (tests/kernel_server.py): forked
+from a server that imported torch, yet set up as a new `python -m
+ipykernel_launcher` would be, and stopped and interrupted like one."""
+import os
+import signal
+import time
+
+import pytest
+from jupyter_client.manager import KernelManager
+from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
+
+import kernel_server
+
+BOOK = os.path.join(os.path.dirname(os.path.dirname(__file__)), "book")
+pytestmark = pytest.mark.skipif(not kernel_server.wanted(),
+                                reason="kernels start from scratch here")
+
+PROBE = """import os, sys
+print(os.getcwd(), sys.path[0], os.getppid(), os.environ["PROBE"],
+      "torch" in sys.modules, "helpers" in sys.modules,
+      not {"serve", "preload", "kernels", "conn"} & set(dir()))"""
+
+
+def run(client, code, timeout=30):
+    """(printed text, the reply's status) of one execution."""
+    msg_id = client.execute(code)
+    printed = []
+    while True:
+        msg = client.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            printed.append(msg["content"]["text"])
+        if (msg["msg_type"], msg["content"].get("execution_state")) == (
+                "status", "idle"):
+            break
+    reply = client.get_shell_msg(timeout=timeout)
+    return "".join(printed), reply["content"]
+
+
+@pytest.fixture
+def kernel():
+    """Started as nbval starts one: its spec, a notebook's folder."""
+    kernel_server.SERVER.start()
+    manager = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME,
+                            kernel_spec_manager=NbvalKernelspecManager())
+    manager.start_kernel(cwd=BOOK, env={**os.environ, "PROBE": "yes"})
+    client = manager.client()
+    client.start_channels()
+    client.wait_for_ready(timeout=30)
+    yield manager, client
+    client.stop_channels()
+    if manager.is_alive():
+        manager.shutdown_kernel(now=True)
+
+
+def test_a_kernel_is_forked_but_set_up_as_a_new_one(kernel):
+    manager, client = kernel
+    assert manager.kernel_spec.argv[1:3] == [kernel_server.__file__,
+                                              "launch"]
+    printed, reply = run(client, PROBE)
+    assert reply["status"] == "ok", reply
+    cwd, path0, parent, probe, torch, helpers, fresh = printed.split()
+    assert (cwd, path0) == (BOOK, BOOK)  # `import helpers` works
+    assert int(parent) == kernel_server.SERVER.process.pid  # forked
+    assert probe == "yes"  # the environment nbval gave it
+    assert (torch, helpers, fresh) == ("True", "False", "True")
+
+
+def test_an_interrupt_reaches_the_kernel(kernel):
+    manager, client = kernel
+    client.execute("import time; time.sleep(60)")
+    time.sleep(1)
+    manager.interrupt_kernel()  # SIGINT to the stand-in, as nbval sends
+    reply = client.get_shell_msg(timeout=30)["content"]
+    assert reply["ename"] == "KeyboardInterrupt", reply
+    printed, reply = run(client, "print('still here')")
+    assert printed == "still here\n", (printed, reply)
+
+
+def test_killing_the_stand_in_kills_the_kernel(kernel):
+    manager, client = kernel
+    printed, _ = run(client, "import os; print(os.getpid())")
+    pid = int(printed)
+    manager.shutdown_kernel(now=True)  # SIGKILL to the stand-in only
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    pytest.fail(f"kernel {pid} outlived its stand-in")
+
+
+def test_without_a_server_the_stand_in_is_a_plain_kernel(monkeypatch):
+    monkeypatch.delenv(kernel_server.SOCKET_ENV, raising=False)
+    manager = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME,
+                            kernel_spec_manager=NbvalKernelspecManager())
+    manager.start_kernel(cwd=BOOK)
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=30)
+        printed, _ = run(client, "import os, sys; print(os.getpid(), "
+                                 "'torch' in sys.modules)")
+        pid, torch = printed.split()
+        assert int(pid) == manager.provisioner.process.pid  # exec'd
+        assert torch == "False"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
