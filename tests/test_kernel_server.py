@@ -34,8 +34,24 @@ def run(client, code, timeout=30):
         if (msg["msg_type"], msg["content"].get("execution_state")) == (
                 "status", "idle"):
             break
-    reply = client.get_shell_msg(timeout=timeout)
-    return "".join(printed), reply["content"]
+    return "".join(printed), reply_to(client, msg_id, timeout)
+
+
+def reply_to(client, msg_id, timeout=30):
+    """The shell reply to msg_id (kernel_info replies that wait_for_ready
+    asked for more than once, on a busy machine, come first)."""
+    while True:
+        reply = client.get_shell_msg(timeout=timeout)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply["content"]
+
+
+def wait_until_running(client, msg_id, timeout=30):
+    while True:
+        msg = client.get_iopub_msg(timeout=timeout)
+        if (msg["parent_header"].get("msg_id"), msg["msg_type"]) == (
+                msg_id, "execute_input"):
+            return
 
 
 @pytest.fixture
@@ -69,10 +85,11 @@ def test_a_kernel_is_forked_but_set_up_as_a_new_one(kernel):
 
 def test_an_interrupt_reaches_the_kernel(kernel):
     manager, client = kernel
-    client.execute("import time; time.sleep(60)")
-    time.sleep(1)
+    msg_id = client.execute("import time; time.sleep(60)")
+    wait_until_running(client, msg_id)
+    time.sleep(0.5)
     manager.interrupt_kernel()  # SIGINT to the stand-in, as nbval sends
-    reply = client.get_shell_msg(timeout=30)["content"]
+    reply = reply_to(client, msg_id)
     assert reply["ename"] == "KeyboardInterrupt", reply
     printed, reply = run(client, "print('still here')")
     assert printed == "still here\n", (printed, reply)
