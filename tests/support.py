@@ -4,6 +4,8 @@ not need pytest: nothing here imports it).
 One meaning per name. A helper that only one file needs stays in that file,
 under a name no other test file uses (tests/test_support.py checks that).
 """
+import contextlib
+
 import torch
 
 
@@ -57,3 +59,14 @@ def raises_exactly(exc, message, fn, *args, **kwargs):
             f"message {error.args!r}, expected {(message,)!r}")
         return error
     raise AssertionError(f"no {exc.__name__} raised; expected {message!r}")
+
+
+@contextlib.contextmanager
+def swapping(on=True):
+    """torch.__future__'s swap-on-conversion flag set to `on` for the block,
+    and back off after, whatever happens: it is global."""
+    torch.__future__.set_swap_module_params_on_conversion(on)
+    try:
+        yield
+    finally:
+        torch.__future__.set_swap_module_params_on_conversion(False)

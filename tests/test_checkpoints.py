@@ -18,7 +18,7 @@ from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
 import mininn
 from helpers import error_of
-from support import make_mlp
+from support import make_mlp, swapping
 
 
 @pytest.fixture(autouse=True)
@@ -480,11 +480,8 @@ def load_tied(nn, swap, tmp_path):
         model = make_tied(nn)
     early = torch.optim.SGD(model.parameters(), lr=0.1)
     sd = torch.load(path, mmap=True, weights_only=True)
-    torch.__future__.set_swap_module_params_on_conversion(swap)
-    try:
+    with swapping(swap):
         model.load_state_dict(sd, assign=True)
-    finally:
-        torch.__future__.set_swap_module_params_on_conversion(False)
     return model, early.param_groups[0]["params"]
 
 

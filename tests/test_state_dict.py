@@ -10,7 +10,7 @@ import torch
 from torch.nn import Parameter
 
 from helpers import error_of
-from support import make_mlp
+from support import make_mlp, swapping
 
 
 def make_state_net(nn):
@@ -435,11 +435,8 @@ def test_swap_tensors_keeps_the_objects_and_takes_the_dtype(nn):
     net, sd = make_state_net(nn), fresh(nn).state_dict()
     sd["a.weight"] = sd["a.weight"].double()
     weight = net.a.weight
-    torch.__future__.set_swap_module_params_on_conversion(True)
-    try:
+    with swapping():
         net.load_state_dict(sd, assign=True)
-    finally:
-        torch.__future__.set_swap_module_params_on_conversion(False)
     assert net.a.weight is weight and weight.dtype == torch.float64
     assert torch.equal(weight, sd["a.weight"])
 
@@ -448,11 +445,8 @@ def test_swap_tensors_keeps_the_objects_and_takes_the_dtype(nn):
 def test_swap_error_message_says_swapping(nn):
     sd = fresh(nn).state_dict()
     sd["a.bias"] = torch.empty(3, device="meta")
-    torch.__future__.set_swap_module_params_on_conversion(True)
-    try:
+    with swapping():
         message = error_of(make_state_net(nn).load_state_dict, sd)
-    finally:
-        torch.__future__.set_swap_module_params_on_conversion(False)
     assert 'While swapping the parameter named "a.bias"' in message
 
 
@@ -782,11 +776,8 @@ def test_swap_flag_keeps_the_object_and_drops_its_grad(nn):
     net, sd = make_state_net(nn), fresh(nn).state_dict()
     net.a.weight.grad = torch.ones(3, 2)
     weight = net.a.weight
-    torch.__future__.set_swap_module_params_on_conversion(True)
-    try:
+    with swapping():
         net.load_state_dict(sd)
-    finally:
-        torch.__future__.set_swap_module_params_on_conversion(False)
     assert net.a.weight is weight and weight.grad is None
     assert torch.equal(weight, sd["a.weight"])
 
@@ -823,11 +814,8 @@ def test_all_or_nothing_undoes_a_swapping_load(nn):
     sd["a.weight"] = sd["a.weight"].double()
     sd["b.bias"] = torch.zeros(4)
     weight, before = net.a.weight, net.a.weight.detach().clone()
-    torch.__future__.set_swap_module_params_on_conversion(True)
-    try:
+    with swapping():
         assert error_of(load_all_or_nothing, net, sd, assign=True)
-    finally:
-        torch.__future__.set_swap_module_params_on_conversion(False)
     assert net.a.weight is weight and weight.dtype == torch.float32
     assert torch.equal(weight, before)
 
@@ -841,11 +829,8 @@ def test_all_or_nothing_undoes_a_swapping_load_into_a_meta_model(nn):
     weight, steps = net.a.weight, net.steps
     sd = fresh(nn).state_dict()
     sd["b.bias"] = torch.zeros(4)
-    torch.__future__.set_swap_module_params_on_conversion(True)
-    try:
+    with swapping():
         message = error_of(load_all_or_nothing, net, sd, assign=True)
-    finally:
-        torch.__future__.set_swap_module_params_on_conversion(False)
     assert message.startswith("RuntimeError: Error(s) in loading state_dict")
     assert "size mismatch for b.bias" in message
     assert net.a.weight is weight and weight.is_meta
