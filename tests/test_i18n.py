@@ -5,6 +5,10 @@ Two kinds of check:
 - on the catalogs alone (fast, no build): every entry of every
   locale/zh_CN/LC_MESSAGES/book/<page>.po is translated and not fuzzy, and
   keeps the code marks, link targets, term targets and math of its English;
+  so is every entry of book_files.po (the words book/_ext/book_files.py
+  writes itself: the PDF's cover and contents, its metadata, the footer's
+  licence line), which holds every message of that file and keeps the tags
+  and {fields} of its English;
 - on the Chinese site (marked `site`: one build, in the worker that runs this
   file): every English string that Sphinx looked up while building a page
   has an entry in that page's catalog (an English paragraph changed or
@@ -37,6 +41,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import i18n  # tools/i18n.py: where the editions are built
 
 CATALOGS = sorted(i18n.CATALOGS.rglob("*.po"))
+PAGE_CATALOGS = sorted(i18n.PAGE_CATALOGS.glob("*.po"))
 ZH_HTML = i18n.ZH_HTML
 RECORD = i18n.ZH_DOCTREES / "i18n-messages.json"
 TIMINGS = {}
@@ -63,7 +68,8 @@ def test_there_is_a_catalog_for_every_page():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     pages = {toc["root"]} | {c["file"] for part in toc["parts"]
                              for c in part["chapters"]}
-    assert {page_of(po) for po in CATALOGS} == pages
+    assert {page_of(po) for po in PAGE_CATALOGS} == pages
+    assert set(CATALOGS) == {*PAGE_CATALOGS, i18n.SITE_CATALOG}
 
 
 # --------------------------------------------------------------------------
@@ -137,6 +143,50 @@ def test_marks_are_found():
         assert marks(english) - marks(bad), bad
 
 
+def test_site_catalog_holds_every_message_of_book_files():
+    """The drift check of book_files.po: what book_files.py asks for (its
+    `_("...")` and `N_("...")`) is what the catalog has."""
+    asked = [message for message, _line in i18n.site_messages()]
+    held = {m.id for m in messages(i18n.SITE_CATALOG)}
+    new = [m for m in asked if m not in held]
+    gone = sorted(held - set(asked))
+    assert asked and not new and not gone, (
+        f"{i18n.SITE_CATALOG.relative_to(ROOT)} differs from "
+        f"{i18n.SITE_SOURCE.relative_to(ROOT)} (run `python3 tools/dev.py "
+        f"i18n` and translate): new {[short(m) for m in new]}, "
+        f"gone {[short(m) for m in gone]}")
+
+
+HTML_MARK = re.compile(r"<[^>]+>|\{\w+\}")
+
+
+def html_marks(text):
+    """What a translation of an HTML message must keep: its tags (with
+    their attributes: a link keeps its target) and its {fields}."""
+    return Counter(HTML_MARK.findall(text))
+
+
+def test_site_translation_keeps_tags_and_fields():
+    problems = []
+    for m in messages(i18n.SITE_CATALOG):
+        if m.string and html_marks(m.id) != html_marks(m.string):
+            problems.append(f"  {short(m.id)!r}: lost "
+                            f"{sorted(html_marks(m.id) - html_marks(m.string))}"
+                            f", added "
+                            f"{sorted(html_marks(m.string) - html_marks(m.id))}")
+    assert not problems, "book_files.po:\n" + "\n".join(problems)
+
+
+def test_html_marks_are_found():
+    english = 'Take <code>{zip}</code>: <a href="{home}">the site</a>.'
+    good = '下载 <code>{zip}</code>：<a href="{home}">网站</a>。'
+    assert html_marks(english) == html_marks(good)
+    for bad in (good.replace("{zip}", "{zip_name}"),
+                good.replace('href="{home}"', 'href="home"'),
+                good.replace("<code>", "")):
+        assert html_marks(english) != html_marks(bad), bad
+
+
 # --------------------------------------------------------------------------
 # The Chinese site
 
@@ -165,12 +215,12 @@ def zh_site():
 @pytest.mark.site
 def test_chinese_site_builds_with_warnings_as_errors(zh_site):
     assert (ZH_HTML / "book" / "intro.html").exists()
-    assert set(zh_site) == {page_of(po) for po in CATALOGS}
+    assert set(zh_site) == {page_of(po) for po in PAGE_CATALOGS}
     print("Chinese build:", TIMINGS)
 
 
 @pytest.mark.site
-@pytest.mark.parametrize("po", CATALOGS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("po", PAGE_CATALOGS, ids=lambda p: p.stem)
 def test_catalog_holds_every_english_string_of_its_page(zh_site, po):
     """The drift check: what the page asks for is what the catalog has."""
     looked_up = zh_site[page_of(po)]
