@@ -399,6 +399,10 @@ def mark_lone_notebooks(app, outdir):
         if not path.exists():
             continue
         nb = nbformat.read(path, as_version=4)
+        # A page that this build did not write again keeps its copy, and
+        # the note an earlier build put in it.
+        nb.cells = [cell for cell in nb.cells if "downloaded-alone" not in
+                    cell.metadata.get("tags", [])]
         note = nbformat.v4.new_markdown_cell(ALONE_NOTE)
         note.id = "downloaded-alone"
         note.metadata["tags"] = ["downloaded-alone"]
@@ -859,9 +863,18 @@ FIGURE = re.compile(r'<img [^>]*?src="([^"]*_images/[^"]+)"[^>]*/>')
 # to its file already ("image-reference"); those are left as they are.
 LINKED_FIGURE = re.compile(r'<a class="reference internal image-reference" '
                            r'href="[^"]*">(<img [^>]*/>)</a>')
+# The link made here. lighten_pages reads every page of the output folder,
+# also those this build did not write again: the links an earlier build
+# made come off first (an incremental build wrapped each figure in one more
+# link every time).
+OUR_FIGURE_LINK = re.compile(r'<a class="book-figure" href="[^"]*"'
+                             r'(?: title="[^"]*")?>(<img [^>]*/>)</a>')
 
 
 def figures_linked(page_html):
+    count = 1
+    while count:
+        page_html, count = OUR_FIGURE_LINK.subn(r"\1", page_html)
     linked = set(LINKED_FIGURE.findall(page_html))
     return FIGURE.sub(
         lambda m: m.group(0) if m.group(0) in linked else (
