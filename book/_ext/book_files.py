@@ -371,12 +371,12 @@ def add_download_entries(app, pagename, templatename, context, doctree):
             continue
         entries = [{"type": "link", "url": pathto(ZIP_NAME, 1),
                     "text": ".zip", "icon": "fas fa-file-zipper",
-                    "tooltip": "All the notebooks, with what they import",
+                    "tooltip": _("All the notebooks, with what they import"),
                     "label": "download-zip-button"}]
         if app.env.book_files_pdf:
             entries.append({"type": "link", "url": pathto(PDF_NAME, 1),
-                            "text": "book .pdf", "icon": "fas fa-book",
-                            "tooltip": "The whole book as a PDF",
+                            "text": _("book .pdf"), "icon": "fas fa-book",
+                            "tooltip": _("The whole book as a PDF"),
                             "label": "download-book-pdf-button"})
         group["buttons"][:0] = entries
 
@@ -876,10 +876,11 @@ def figures_linked(page_html):
     while count:
         page_html, count = OUR_FIGURE_LINK.subn(r"\1", page_html)
     linked = set(LINKED_FIGURE.findall(page_html))
+    title = html.escape(_("Open the figure at full size"))
     return FIGURE.sub(
         lambda m: m.group(0) if m.group(0) in linked else (
             f'<a class="book-figure" href="{m.group(1)}" '
-            f'title="Open the figure at full size">{m.group(0)}</a>'),
+            f'title="{title}">{m.group(0)}</a>'),
         page_html)
 
 
