@@ -558,6 +558,38 @@ def test_no_chinese_figure_is_linked_twice(zh_site):
 
 
 
+EXERCISE_TITLE = re.compile(r'<div class="exercise admonition" id="([^"]+)">'
+                            r'\s*<p class="admonition-title">(.*?)</p>', re.S)
+SOLUTION_TITLE = re.compile(r'<div class="solution dropdown admonition"[^>]*>'
+                            r'\s*<p class="admonition-title">.*?'
+                            r'<a class="reference internal" href="#([^"]+)">'
+                            r"(.*?)</a></p>", re.S)
+
+
+def solutions_misnaming_their_exercise(page):
+    """The solution titles of a built page ("解答 练习 1.1 (...)") that do
+    not end with the title of their exercise, as the exercise shows it."""
+    exercises = {label: " ".join(text_of(title).split())
+                 for label, title in EXERCISE_TITLE.findall(page)}
+    return [(label, " ".join(text_of(title).split()), exercises.get(label))
+            for label, title in SOLUTION_TITLE.findall(page)
+            if not " ".join(text_of(title).split()).endswith(
+                exercises.get(label) or "(no exercise)")]
+
+
+@pytest.mark.site
+def test_chinese_solution_titles_name_their_exercise_in_chinese(zh_site):
+    """sphinx-exercise titles a solution from its exercise: the exercise's
+    subtitle, translated (languages.ExerciseTitles), is in it."""
+    found, wrong = 0, []
+    for path in CHAPTERS:
+        page = (ZH_HTML / "book" / f"{path.stem}.html").read_text(
+            encoding="utf-8")
+        found += len(SOLUTION_TITLE.findall(page))
+        wrong += solutions_misnaming_their_exercise(page)
+    assert found >= len(CHAPTERS), found
+    assert not wrong, wrong[:5]
+
 @pytest.mark.site
 def test_a_chinese_chapter_downloaded_alone_has_the_note_once(zh_site):
     """Its first cell says what it needs (book_files), once: a page the

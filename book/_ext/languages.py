@@ -134,6 +134,23 @@ class ExerciseTitles(SphinxTransform):
             if isinstance(parsed, nodes.paragraph):
                 sub.children = []
                 sub.extend(child.deepcopy() for child in parsed.children)
+                self._register(sub)
+
+    def _register(self, sub):
+        """sphinx-exercise keeps a copy of each exercise, made when its
+        directive ran (before any translation), and titles the exercise's
+        solution from that copy ("解答 练习 1.1 (register a list by
+        hand)"): the copy takes the translated subtitle too."""
+        exercise = sub.parent.parent if sub.parent is not None else None
+        label = exercise.get("label") if exercise is not None else None
+        entry = getattr(self.env, "sphinx_exercise_registry", {}).get(label)
+        if entry is None:
+            return
+        for kept in entry["node"].findall(nodes.subtitle):
+            if type(kept).__name__ == "exercise_subtitle":
+                kept.children = []
+                kept.extend(child.deepcopy() for child in sub.children)
+                break
 
 
 class RecordMessages(SphinxTransform):
@@ -421,4 +438,4 @@ def setup(app):
     app.connect("build-finished", _before_book_files, priority=899)
     app.connect("build-finished", _build_finished, priority=950)
     return {"parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 5}
+            "env_version": 6}
