@@ -5,6 +5,10 @@ Two kinds of check:
 - on the catalogs alone (fast, no build): every entry of every
   locale/zh_CN/LC_MESSAGES/book/<page>.po is translated and not fuzzy, and
   keeps the code marks, link targets, term targets and math of its English;
+  so is every entry of book_files.po (the words book/_ext/book_files.py
+  writes itself: the PDF's cover and contents, its metadata, the footer's
+  licence line), which holds every message of that file and keeps the tags
+  and {fields} of its English;
 - on the Chinese site (marked `site`: one build, in the worker that runs this
   file): every English string that Sphinx looked up while building a page
   has an entry in that page's catalog (an English paragraph changed or
@@ -37,6 +41,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import i18n  # tools/i18n.py: where the editions are built
 
 CATALOGS = sorted(i18n.CATALOGS.rglob("*.po"))
+PAGE_CATALOGS = sorted(i18n.PAGE_CATALOGS.glob("*.po"))
 ZH_HTML = i18n.ZH_HTML
 RECORD = i18n.ZH_DOCTREES / "i18n-messages.json"
 TIMINGS = {}
@@ -63,7 +68,8 @@ def test_there_is_a_catalog_for_every_page():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     pages = {toc["root"]} | {c["file"] for part in toc["parts"]
                              for c in part["chapters"]}
-    assert {page_of(po) for po in CATALOGS} == pages
+    assert {page_of(po) for po in PAGE_CATALOGS} == pages
+    assert set(CATALOGS) == {*PAGE_CATALOGS, i18n.SITE_CATALOG}
 
 
 # --------------------------------------------------------------------------
@@ -137,6 +143,50 @@ def test_marks_are_found():
         assert marks(english) - marks(bad), bad
 
 
+def test_site_catalog_holds_every_message_of_book_files():
+    """The drift check of book_files.po: what book_files.py asks for (its
+    `_("...")` and `N_("...")`) is what the catalog has."""
+    asked = [message for message, _line in i18n.site_messages()]
+    held = {m.id for m in messages(i18n.SITE_CATALOG)}
+    new = [m for m in asked if m not in held]
+    gone = sorted(held - set(asked))
+    assert asked and not new and not gone, (
+        f"{i18n.SITE_CATALOG.relative_to(ROOT)} differs from "
+        f"{i18n.SITE_SOURCE.relative_to(ROOT)} (run `python3 tools/dev.py "
+        f"i18n` and translate): new {[short(m) for m in new]}, "
+        f"gone {[short(m) for m in gone]}")
+
+
+HTML_MARK = re.compile(r"<[^>]+>|\{\w+\}")
+
+
+def html_marks(text):
+    """What a translation of an HTML message must keep: its tags (with
+    their attributes: a link keeps its target) and its {fields}."""
+    return Counter(HTML_MARK.findall(text))
+
+
+def test_site_translation_keeps_tags_and_fields():
+    problems = []
+    for m in messages(i18n.SITE_CATALOG):
+        if m.string and html_marks(m.id) != html_marks(m.string):
+            problems.append(f"  {short(m.id)!r}: lost "
+                            f"{sorted(html_marks(m.id) - html_marks(m.string))}"
+                            f", added "
+                            f"{sorted(html_marks(m.string) - html_marks(m.id))}")
+    assert not problems, "book_files.po:\n" + "\n".join(problems)
+
+
+def test_html_marks_are_found():
+    english = 'Take <code>{zip}</code>: <a href="{home}">the site</a>.'
+    good = '下载 <code>{zip}</code>：<a href="{home}">网站</a>。'
+    assert html_marks(english) == html_marks(good)
+    for bad in (good.replace("{zip}", "{zip_name}"),
+                good.replace('href="{home}"', 'href="home"'),
+                good.replace("<code>", "")):
+        assert html_marks(english) != html_marks(bad), bad
+
+
 # --------------------------------------------------------------------------
 # The Chinese site
 
@@ -165,12 +215,12 @@ def zh_site():
 @pytest.mark.site
 def test_chinese_site_builds_with_warnings_as_errors(zh_site):
     assert (ZH_HTML / "book" / "intro.html").exists()
-    assert set(zh_site) == {page_of(po) for po in CATALOGS}
+    assert set(zh_site) == {page_of(po) for po in PAGE_CATALOGS}
     print("Chinese build:", TIMINGS)
 
 
 @pytest.mark.site
-@pytest.mark.parametrize("po", CATALOGS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("po", PAGE_CATALOGS, ids=lambda p: p.stem)
 def test_catalog_holds_every_english_string_of_its_page(zh_site, po):
     """The drift check: what the page asks for is what the catalog has."""
     looked_up = zh_site[page_of(po)]
@@ -296,47 +346,75 @@ def test_chinese_search_indexes_chinese_words(zh_site):
 
 # -- the Chinese site in a real browser ---------------------------------------
 # The same checks as the English site's (tests/site_checks/), on every Chinese
-# page: on a phone (400 px) and on a wide screen (1400 px).
+# page: on a phone (400 px) and on a wide screen (1400 px), one visit each.
 
 CHROMIUM = "/usr/bin/chromium"
 PHONE, WIDE = {"width": 400, "height": 850}, {"width": 1400, "height": 1000}
+CHAPTER_PAGES = {f"book/{path.stem}" for path in CHAPTERS}
 
 
 @pytest.fixture(scope="module")
-def zh_visits(zh_site):
-    """{(docname, "phone"|"wide"): (what the page showed, its problems)}."""
+def zh_browser():
+    """Debian's chromium, through playwright, for this file's tests."""
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{CHROMIUM} is missing (.ci/install-browser)")
         pytest.skip(f"{CHROMIUM} is missing")
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    import book_files
     from playwright.sync_api import sync_playwright
-    from site_checks import (contents_drawer_after_a_tap, inspect,
-                             new_context, page_width)
 
-    seen = {}
-    with book_files.serve(ZH_HTML) as base, sync_playwright() as play:
+    with sync_playwright() as play:
         browser = play.chromium.launch(executable_path=CHROMIUM,
                                        args=["--no-sandbox", "--disable-gpu"])
+        yield browser
+        browser.close()
+
+
+def attempt(check, page):
+    """A check's result, or what it raised (reported by its own test)."""
+    try:
+        return check(page)
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
+
+
+@pytest.fixture(scope="module")
+def zh_visits(zh_site, zh_browser):
+    """{(docname, "phone"|"wide"): (what the page showed, its problems)}.
+    On a chapter, its figures too; on the phone, a tap on its first
+    solution's title (and on chapter 1, on a section of the Contents); on
+    the wide screen's last page, the sidebar button."""
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import book_files
+    from site_checks import (contents_drawer_after_a_tap, figures, inspect,
+                             js, new_context, page_width,
+                             solution_after_tapping_its_title)
+
+    seen = {}
+    docnames = sorted(zh_site)
+    with book_files.serve(ZH_HTML) as base:
         for screen, viewport in (("phone", PHONE), ("wide", WIDE)):
             options = ({"is_mobile": True, "has_touch": True}
                        if screen == "phone" else {})
-            context, page, recorder = new_context(browser, base, viewport,
+            context, page, recorder = new_context(zh_browser, base, viewport,
                                                   **options)
-            for docname in sorted(zh_site):
+            for docname in docnames:
                 page.goto(base + f"{docname}.html", wait_until="load")
                 phone = PHONE["width"] if screen == "phone" else None
                 info = inspect(page, phone=phone)
                 info["width"] = page_width(page, phone)
+                info["base"] = base
+                if docname in CHAPTER_PAGES:
+                    info["figures"] = figures(page)
+                if screen == "phone" and docname in CHAPTER_PAGES:
+                    info["solution"] = attempt(
+                        solution_after_tapping_its_title, page)
                 if screen == "phone" and docname == "book/01_registration":
-                    try:  # a drawer that never opens fails its own test
-                        info["drawer"] = contents_drawer_after_a_tap(page)
-                    except Exception as error:  # reported by the drawer test
-                        info["drawer"] = f"{type(error).__name__}: {error}"
+                    info["drawer"] = attempt(contents_drawer_after_a_tap,
+                                             page)
+                if screen == "wide" and docname == docnames[-1]:
+                    info["fold"] = page.evaluate(js("fold_sidebar"))
                 seen[docname, screen] = (info, recorder.take())
             context.close()
-        browser.close()
     return seen
 
 
@@ -365,3 +443,301 @@ def test_chinese_contents_drawer_closes_after_a_tap_on_a_phone(zh_visits):
     drawer = info["drawer"]
     assert drawer and drawer["opened"] and drawer["closed"], drawer
     assert drawer["hash"] == drawer["link"], drawer
+
+
+def each_page(zh_visits, screen, verdict):
+    """{docname: problems} of every page on `screen`, by `verdict` (one
+    of site_checks' verdicts, given a page's info and docname)."""
+    found = {docname: verdict(info, docname)
+             for (docname, seen_on), (info, _) in zh_visits.items()
+             if seen_on == screen}
+    return {docname: problems for docname, problems in sorted(found.items())
+            if problems}
+
+
+@pytest.mark.site
+def test_chinese_outputs_fit_their_box_on_a_wide_screen(zh_visits):
+    from site_checks import outputs_too_wide
+
+    wide = each_page(zh_visits, "wide",
+                     lambda info, _docname: outputs_too_wide(info))
+    assert not wide, wide
+
+
+@pytest.mark.site
+def test_chinese_code_is_highlighted_with_copy_buttons(zh_visits):
+    from site_checks import code_problems
+
+    problems = each_page(zh_visits, "wide", lambda info, docname: (
+        code_problems(info, chapter=docname in CHAPTER_PAGES)))
+    assert not problems, problems
+
+
+@pytest.mark.site
+def test_chinese_links_lead_to_pages_that_exist(zh_visits):
+    """All but the link to the whole book's PDF under each title: this
+    build leaves the PDF out (BOOK_I18N_PDF=0, see zh_pdf below)."""
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from book_files import PDF_NAME
+    from site_checks import missing_links
+
+    missing = each_page(zh_visits, "wide", lambda info, _docname: [
+        link for link in missing_links(info["links"], info["base"], ZH_HTML)
+        if link != info["base"] + PDF_NAME])
+    assert not missing, missing
+
+
+@pytest.mark.site
+def test_tapping_a_chinese_solution_title_opens_the_solution(zh_visits):
+    """On a phone, on every chapter with a solution (the title is the
+    translated "Solution to Exercise N.M" with its link to the exercise)."""
+    tapped = {docname: zh_visits[docname, "phone"][0]["solution"]
+              for docname in sorted(CHAPTER_PAGES)}
+    assert any(tapped.values()), "no chapter has a solution"
+    wrong = {docname: t for docname, t in tapped.items() if t is not None
+             and not (isinstance(t, dict) and t["shown"]
+                      and t["hash_after"] == t["hash_before"])}
+    assert not wrong, wrong
+
+
+@pytest.mark.site
+def test_chinese_sidebar_button_opens_the_chapter_list_on_a_phone(zh_visits):
+    from site_checks import chapter_list_missing
+
+    docnames = sorted({docname for docname, _ in zh_visits})
+    missing = each_page(zh_visits, "phone", lambda info, docname: (
+        chapter_list_missing(info["primary"], docnames, docname)))
+    assert not missing, missing
+
+
+@pytest.mark.site
+def test_chinese_sidebar_button_folds_the_sidebar_on_a_wide_screen(
+        zh_visits):
+    folded = [info["fold"] for (_, screen), (info, _) in zh_visits.items()
+              if screen == "wide" and "fold" in info]
+    assert folded and folded[0][0] and not folded[0][1], folded
+
+
+@pytest.mark.site
+def test_every_chinese_image_loads(zh_visits):
+    broken = each_page(zh_visits, "wide", lambda info, _docname: [
+        i["src"] for i in info["images"] if not i["ok"]])
+    assert not broken, broken
+
+
+@pytest.mark.site
+def test_every_chinese_figure_opens_at_full_size_when_tapped(zh_visits):
+    from site_checks import figures_not_opening
+
+    shown = sum(len(zh_visits[d, "wide"][0]["figures"]) for d in
+                CHAPTER_PAGES)
+    assert shown >= len(CHAPTER_PAGES), f"{shown} figures"
+    unlinked = each_page(zh_visits, "wide", lambda info, _docname: (
+        figures_not_opening(info.get("figures", []))))
+    assert not unlinked, unlinked
+
+
+@pytest.mark.site
+def test_chinese_figure_labels_keep_their_size_on_a_phone(zh_visits):
+    from site_checks import figures_shrunk
+
+    shrunk = each_page(zh_visits, "phone", lambda info, _docname: (
+        figures_shrunk(info.get("figures", []))))
+    assert not shrunk, shrunk
+
+
+@pytest.mark.site
+def test_no_chinese_figure_is_linked_twice(zh_site):
+    """book_files links each figure to its file once. The Chinese build in
+    these tests is incremental (as a translator's are): a page it does not
+    write again was wrapped in one more link by every earlier build."""
+    nested = re.compile(r'<a class="book-figure"[^>]*>\s*<a class="book-fig')
+    twice = [docname for docname in zh_site if nested.search(
+        (ZH_HTML / f"{docname}.html").read_text(encoding="utf-8"))]
+    assert not twice, twice
+
+
+
+EXERCISE_TITLE = re.compile(r'<div class="exercise admonition" id="([^"]+)">'
+                            r'\s*<p class="admonition-title">(.*?)</p>', re.S)
+SOLUTION_TITLE = re.compile(r'<div class="solution dropdown admonition"[^>]*>'
+                            r'\s*<p class="admonition-title">.*?'
+                            r'<a class="reference internal" href="#([^"]+)">'
+                            r"(.*?)</a></p>", re.S)
+
+
+def solutions_misnaming_their_exercise(page):
+    """The solution titles of a built page ("解答 练习 1.1 (...)") that do
+    not end with the title of their exercise, as the exercise shows it."""
+    exercises = {label: " ".join(text_of(title).split())
+                 for label, title in EXERCISE_TITLE.findall(page)}
+    return [(label, " ".join(text_of(title).split()), exercises.get(label))
+            for label, title in SOLUTION_TITLE.findall(page)
+            if not " ".join(text_of(title).split()).endswith(
+                exercises.get(label) or "(no exercise)")]
+
+
+@pytest.mark.site
+def test_chinese_solution_titles_name_their_exercise_in_chinese(zh_site):
+    """sphinx-exercise titles a solution from its exercise: the exercise's
+    subtitle, translated (languages.ExerciseTitles), is in it."""
+    found, wrong = 0, []
+    for path in CHAPTERS:
+        page = (ZH_HTML / "book" / f"{path.stem}.html").read_text(
+            encoding="utf-8")
+        found += len(SOLUTION_TITLE.findall(page))
+        wrong += solutions_misnaming_their_exercise(page)
+    assert found >= len(CHAPTERS), found
+    assert not wrong, wrong[:5]
+
+@pytest.mark.site
+def test_a_chinese_chapter_downloaded_alone_has_the_note_once(zh_site):
+    """Its first cell says what it needs (book_files), once: a page the
+    incremental build did not write again got one more note each build."""
+    for path in CHAPTERS:
+        alone = json.loads((ZH_HTML / "_sources" / "book" / path.name)
+                           .read_text(encoding="utf-8"))["cells"]
+        notes = [i for i, cell in enumerate(alone) if "downloaded-alone" in
+                 cell.get("metadata", {}).get("tags", [])]
+        assert notes == [0], (path.name, notes)
+        source = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        assert [c["source"] for c in alone[1:]] == [
+            c["source"] for c in source], path.name
+
+# -- the Chinese PDF ------------------------------------------------------------
+# Printing the whole Chinese book (324 pages) costs about 42 CPU-s and a
+# minute; `python3 tools/dev.py book` prints it. Here the Chinese build's own
+# whole-book page is printed with the build's own print_pdf, cut to its cover,
+# contents, introduction and one chapter: what is Chinese about the PDF (the
+# cover's words, the font, the bookmarks, CJK lines breaking the pages
+# elsewhere) shows in those pages for a tenth of the cost.
+
+SAMPLE = "10_performance"
+SAMPLE_PAGE = ZH_HTML / "book" / "whole-book-sample.html"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def whole_book_sample(text, stems):
+    """The whole-book page with only its cover, its contents and the pages
+    `stems` (the first page stays: the contents are found by its link)."""
+    marker = '<section class="book-page" '
+    head, *parts = text.split(marker)
+    end = parts[-1].rindex("</article>")
+    tail, parts[-1] = parts[-1][end:], parts[-1][:end]
+    kept = [p for p in parts
+            if p.startswith(tuple(f'id="{stem}--top"' for stem in stems))]
+    return head + "".join(marker + part for part in kept) + tail
+
+
+@pytest.fixture(scope="module")
+def zh_pdf(zh_site, zh_browser, tmp_path_factory):
+    """(the sample printed, read page by page: site_checks.pdf.Scan; its
+    file; what printing it reported)."""
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import book_files
+    from site_checks import pdf as pdf_checks
+
+    whole = (ZH_HTML / "book" / book_files.WHOLE_BOOK).read_text(
+        encoding="utf-8")
+    SAMPLE_PAGE.write_text(whole_book_sample(whole, ["intro", SAMPLE]),
+                           encoding="utf-8")
+    target = tmp_path_factory.mktemp("zh-pdf") / "sample.pdf"
+    start = time.perf_counter()
+    try:
+        problems = book_files.print_pdf(ZH_HTML, SAMPLE_PAGE, target,
+                                        browser=zh_browser)
+    finally:
+        SAMPLE_PAGE.unlink()
+    scan = pdf_checks.scan(target)
+    TIMINGS["zh_pdf_sample_s"] = round(time.perf_counter() - start, 1)
+    return scan, target, problems
+
+
+def squeezed(text):
+    return re.sub(r"\s+", "", text)
+
+
+def site_translation(english_start):
+    """The Chinese of book_files.po's entry whose English starts so."""
+    found = [m.string for m in messages(i18n.SITE_CATALOG)
+             if m.id.startswith(english_start)]
+    assert len(found) == 1, english_start
+    return found[0]
+
+
+def chinese_title(stem):
+    """The title of a Chinese page, as its <h1> shows it (numbered)."""
+    page = (ZH_HTML / "book" / f"{stem}.html").read_text(encoding="utf-8")
+    article = page[page.index("<article"):]
+    return text_of(re.search(r"<h1>(.*?)<a class=\"headerlink", article,
+                             re.S).group(1))
+
+
+@pytest.mark.site
+def test_chinese_pdf_prints_with_no_problem(zh_pdf):
+    scan, _, problems = zh_pdf
+    assert not problems, problems   # console errors, math, images, requests
+    assert len(scan.sheets) >= 10, len(scan.sheets)
+
+
+@pytest.mark.site
+def test_chinese_pdf_cover_and_chapter_have_chinese_text(zh_pdf):
+    """The text can be copied out, in Chinese: the cover's words from
+    book_files.po, and the chapter's first paragraph."""
+    scan, _, _ = zh_pdf
+    cover = squeezed(scan.sheets[0].text)
+    assert squeezed(site_translation("The whole book,")) in cover, cover
+    assert re.search(r"版本[0-9a-f]{7,}（\d{4}-\d\d-\d\d）", cover), cover
+    assert "CCBY-SA4.0" in cover and "rebuilding-nn-module-notebooks.zip" in (
+        cover)
+    contents = squeezed(scan.sheets[1].text)
+    assert contents.startswith(squeezed(site_translation("Contents"))), (
+        contents)
+    page = (ZH_HTML / "book" / f"{SAMPLE}.html").read_text(encoding="utf-8")
+    article = page[page.index("<article"):]
+    first = text_of(re.search(r"<p>(.*?)</p>", article, re.S).group(1))
+    assert len(CJK.findall(first)) >= 10, first
+    start = scan.destinations[f"{SAMPLE}--top"]
+    text = squeezed(scan.sheets[start - 1].text + scan.sheets[start].text)
+    assert squeezed(first)[:40] in text
+
+
+@pytest.mark.site
+def test_chinese_pdf_bookmarks_are_the_chinese_titles(zh_pdf):
+    scan, _, _ = zh_pdf
+    tops = [(squeezed(title), page) for level, title, page in scan.outline
+            if level == 0]
+    assert tops == [
+        (squeezed(i18n.ZH_OVERRIDES["html_title"]), 1),
+        (squeezed(chinese_title("intro")), scan.destinations["intro--top"]),
+        (squeezed(chinese_title(SAMPLE)), scan.destinations[f"{SAMPLE}--top"]),
+    ], tops
+    assert CJK.search(tops[-1][0])
+
+
+@pytest.mark.site
+def test_chinese_pdf_embeds_a_chinese_font(zh_pdf):
+    """Every Chinese character of the cover and of the chapter's first page
+    is drawn in a font embedded in the file; the fonts that have a name are
+    fonts that fontconfig lists for Chinese (fc-list :lang=zh), not a
+    fallback that would draw boxes."""
+    from site_checks import pdf as pdf_checks
+
+    scan, path, _ = zh_pdf
+    used = set()
+    for number in (1, scan.destinations[f"{SAMPLE}--top"]):
+        used |= pdf_checks.fonts(path, number, chars=CJK.fullmatch)
+    assert used and all(embedded for _, embedded in used), used
+    named = {name for name, _ in used if name}
+    assert named, used
+    listed = subprocess.run(["fc-list", ":lang=zh", "postscriptname"],
+                            capture_output=True, text=True).stdout
+    chinese = set(re.findall(r"postscriptname=(\S+)", listed))
+    assert named <= chinese, (named, chinese)
+
+
+@pytest.mark.site
+def test_chinese_pdf_has_no_page_that_ends_in_an_empty_code_frame(zh_pdf):
+    scan, _, _ = zh_pdf
+    assert sum(sheet.frames for sheet in scan.sheets) >= 5, "no code frames"
+    assert not scan.empty_frame_pages(), scan.empty_frame_pages()

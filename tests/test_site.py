@@ -37,10 +37,12 @@ from urllib.parse import urljoin, urlparse
 import nbformat
 import pytest
 
-from site_checks import (contents_drawer_after_a_tap, figures, inspect,
-                         js, new_context, page_width,
-                         search_results, solution_after_tapping_its_title,
-                         weight)
+from site_checks import (chapter_list_missing, code_problems,
+                         contents_drawer_after_a_tap, figures,
+                         figures_not_opening, figures_shrunk, inspect, js,
+                         missing_links, new_context, outputs_too_wide,
+                         page_width, search_results,
+                         solution_after_tapping_its_title, weight)
 from site_checks import pdf as pdf_checks
 
 pytestmark = pytest.mark.site
@@ -62,11 +64,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 IN_CI = os.environ.get("CI", "").lower() == "true"
-# Lexers of stored outputs and plain blocks: not expected to be coloured.
-# "default" is a fence with no language: Sphinx colours it as Python when it
-# parses, and leaves a diagram or a sketch plain.
-PLAIN_LEXERS = {"none", "text", "myst-ansi", "ipythontb", "output",
-                "default"}
 TIMINGS = {}
 WIDE = {"width": 1400, "height": 1000}     # a desktop: the widest column
 PHONE = {"width": 390, "height": 844}      # a phone: sidebars become dialogs
@@ -432,13 +429,8 @@ def test_rendered_math_shows_no_backslash(visits, docname):
 
 @pytest.mark.parametrize("docname", PAGES, ids=page_id)
 def test_page_code_is_highlighted_with_copy_buttons(visits, docname):
-    info = visits["light", docname]
-    code = [b for b in info["blocks"] if b["lexer"] not in PLAIN_LEXERS]
-    if source_of(docname).suffix == ".ipynb":
-        assert any(b["cell"] for b in code), "no code cell on a chapter"
-    assert all(b["coloured"] for b in code), [b for b in code
-                                              if not b["coloured"]]
-    assert all(b["copy"] for b in code), "a code block has no copy button"
+    assert not code_problems(visits["light", docname],
+                             chapter=source_of(docname).suffix == ".ipynb")
 
 
 @pytest.mark.parametrize("docname", PAGES, ids=page_id)
@@ -472,13 +464,7 @@ def test_alt_text_check_tells_a_path_from_a_description():
 
 @pytest.mark.parametrize("docname", PAGES, ids=page_id)
 def test_page_links_lead_to_pages_that_exist(visits, docname, site):
-    missing = []
-    for link in visits["light", docname]["links"]:
-        path = urlparse(link).path[len(urlparse(site).path):]
-        if not (HTML / path).exists() or (HTML / path).is_dir() and not (
-                HTML / path / "index.html").exists():
-            missing.append(link)
-    assert not missing
+    assert not missing_links(visits["light", docname]["links"], site, HTML)
 
 
 @pytest.mark.parametrize("docname", PAGES, ids=page_id)
@@ -501,12 +487,9 @@ def test_output_box_holds_88_characters_on_a_wide_screen(visits, docname):
 
 @pytest.mark.parametrize("docname", PAGES, ids=page_id)
 def test_outputs_fit_their_box_on_a_wide_screen(visits, docname):
-    wide = visits["light", docname]["wide"]
+    wide = outputs_too_wide(visits["light", docname])
     assert not wide, f"{page_id(docname)}: {len(wide)} outputs scroll " \
-        f"sideways at {WIDE['width']} px:\n" + "\n".join(
-            f"  output #{w['index']}: {w['scrollWidth']} px in a "
-            f"{w['box']} px box, {w['chars']} characters: {w['line']!r}"
-            for w in wide)
+        f"sideways at {WIDE['width']} px:\n" + "\n".join(wide)
 
 
 @pytest.mark.parametrize("docname", PAGES, ids=page_id)
@@ -520,12 +503,9 @@ def test_page_fits_a_phone_screen(visits, docname):
 
 @pytest.mark.parametrize("docname", PAGES, ids=page_id)
 def test_sidebar_button_opens_the_chapter_list_on_a_phone(visits, docname):
-    tapped = visits["dark", docname]["primary"]
-    assert tapped and tapped["open"], "the button opened nothing"
-    shown = {href.partition("#")[0].rpartition("/")[2]
-             for href in tapped["shown"]}
-    wanted = {page_id(d) + ".html" for d in PAGES if d != docname}
-    assert wanted <= shown, f"missing from the list: {wanted - shown}"
+    missing = chapter_list_missing(visits["dark", docname]["primary"],
+                                   PAGES, docname)
+    assert not missing, f"missing from the list: {missing}"
 
 
 @pytest.mark.parametrize("docname", CHAPTERS, ids=page_id)
@@ -911,8 +891,8 @@ def chapter_figures(visits, scheme):
 def test_every_figure_opens_at_full_size_when_tapped(visits):
     figs = chapter_figures(visits, "light")
     assert len(figs) >= len(CHAPTERS)
-    unlinked = [f"{page_id(d)}: {f['src']}" for d, f in figs
-                if not (f["link"] or "").endswith("/" + f["src"])]
+    unlinked = [f"{page_id(d)}: {src}" for d, f in figs
+                for src in figures_not_opening([f])]
     assert not unlinked, unlinked
 
 
@@ -930,9 +910,8 @@ def test_figure_labels_keep_their_size_on_a_phone(visits):
     # On a phone a figure is shown at the size it was drawn for (its
     # labels as large as on a wide screen), in a box that scrolls sideways,
     # not shrunk into the 390 px column.
-    shrunk = [f"{page_id(d)}: {f['src']} at {f['shown']:.0f} of "
-              f"{f['asked']:.0f} px" for d, f in chapter_figures(visits, "dark")
-              if f["shown"] < 0.95 * min(f["asked"], 2000)]
+    shrunk = [f"{page_id(d)}: {line}" for d, f in chapter_figures(
+        visits, "dark") for line in figures_shrunk([f])]
     assert not shrunk, shrunk
 
 

@@ -13,6 +13,10 @@ the English site and then this one. The English notebooks and pages are the
 only source: a .po holds the Chinese for each English paragraph, heading,
 list item, caption, admonition, exercise and glossary entry, keyed by the
 English text itself. Code cells and their outputs are never in a catalog.
+The words the site's extension writes itself (book/_ext/book_files.py: the
+PDF's cover and contents, its metadata, the footer's licence line) have one
+catalog of their own, locale/zh_CN/LC_MESSAGES/book_files.po, extracted from
+that file and merged the same way.
 """
 import os
 import shutil
@@ -31,6 +35,11 @@ ZH_DOCTREES = BUILD / ".doctrees-zh"
 LOCALE = ROOT / "locale"
 LANGUAGE = "zh_CN"
 CATALOGS = LOCALE / LANGUAGE / "LC_MESSAGES"
+# The pages' catalogs (book/<page>.po), and the one of the words that
+# book_files writes itself (its CATALOG, "book_files").
+PAGE_CATALOGS = CATALOGS / "book"
+SITE_SOURCE = ROOT / "book" / "_ext" / "book_files.py"
+SITE_CATALOG = CATALOGS / "book_files.po"
 # What the Chinese build sets on top of _config.yml (the English build
 # leaves `language` at its default, "en").
 ZH_OVERRIDES = {
@@ -38,6 +47,8 @@ ZH_OVERRIDES = {
     # Sphinx's Chinese search splits words with jieba (pinned).
     "html_search_language": "zh",
     "html_title": "从零重建 torch.nn.Module",
+    # the cover of the PDF, its metadata, the footer of every page
+    "author": "《从零重建 torch.nn.Module》的作者们",
     # myst-nb's button on folded cells (the book folds only sources).
     "nb_code_prompt_show": "显示代码",
     "nb_code_prompt_hide": "隐藏代码",
@@ -64,6 +75,33 @@ def extract(quiet=False):
     """English strings -> _build/gettext/book/<page>.pot."""
     return sphinx("gettext", GETTEXT, BUILD / ".doctrees-gettext",
                   quiet=quiet)
+
+
+def site_messages():
+    """[(English, line)] of every `_("...")` and `N_("...")` of
+    book_files.py, in order (Babel's extractor, as `pybabel extract`)."""
+    from babel.messages.extract import extract_from_file
+
+    found = {}
+    for line, message, _comments, _context in extract_from_file(
+            "python", SITE_SOURCE, keywords={"_": None, "N_": None}):
+        found.setdefault(message, line)
+    return list(found.items())
+
+
+def extract_site(quiet=False):
+    """book_files' own words -> _build/gettext/book_files.pot."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    catalog = Catalog(project="Rebuilding torch.nn.Module", fuzzy=False)
+    source = SITE_SOURCE.relative_to(ROOT).as_posix()
+    for message, line in site_messages():
+        catalog.add(message, locations=[(f"../../{source}", line)])
+    GETTEXT.mkdir(parents=True, exist_ok=True)
+    with (GETTEXT / f"{SITE_CATALOG.stem}.pot").open("wb") as handle:
+        write_po(handle, catalog, width=76)
+    return 0
 
 
 def merge():
@@ -141,7 +179,7 @@ def main(argv):
     command = argv[0] if argv else "help"
     start = time.perf_counter()
     if command == "update":
-        code = extract(quiet=True)
+        code = extract(quiet=True) or extract_site()
         if code != 0:
             return 1
         code = merge()

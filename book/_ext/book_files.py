@@ -36,6 +36,7 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.locale import get_translation
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
@@ -43,6 +44,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 import export  # tools/export.py: what a cell defines
 
 logger = logging.getLogger(__name__)
+
+# The words this extension writes itself (the whole-book page: the PDF's
+# cover and contents; the PDF's metadata; the footer's licence line) are
+# English, looked up in its own message catalog in the build's language:
+# locale/<language>/LC_MESSAGES/book_files.po, which `tools/i18n.py update`
+# extracts from this file (every `_("...")` and `N_("...")` of a plain
+# string: not inside an f-string) and merges as it does the pages' catalogs.
+# A message is HTML; its translation keeps its tags and {fields}
+# (tests/test_i18n.py). The English build has no catalog, and writes the
+# English as it is.
+CATALOG = "book_files"
+_translation = get_translation(CATALOG)
+
+
+def _(message):
+    """`message` in the language of the build."""
+    return str(_translation(message))
+
+
+def N_(message):
+    """Marks a message for the catalog where it is defined; `_` translates
+    it where it is used."""
+    return message
+
 
 ZIP_NAME = "rebuilding-nn-module-notebooks.zip"
 ZIP_FOLDER = "rebuilding-nn-module"
@@ -55,9 +80,9 @@ MATHJAX_KEEP = ("tex-chtml.js", "output/chtml/fonts/woff-v2/")
 ZIP_DATE = (2026, 1, 1, 0, 0, 0)
 # The licences (LICENSE, LICENSE-text), named on the cover of the PDF; the
 # footer of every page names them too (_config.yml).
-LICENCE_TEXT = "Text: CC BY-SA 4.0; code: MIT"
+LICENCE_TEXT = N_("Text: CC BY-SA 4.0; code: MIT")
 LICENCE_FILES = ("LICENSE.txt", "LICENSE-text.txt")  # beside the pages
-LICENCE_HTML = (
+LICENCE_HTML = N_(
     "The text and figures of this book are licensed under the Creative "
     "Commons Attribution-ShareAlike 4.0 licence (CC BY-SA 4.0, "
     "<code>LICENSE-text</code>); its code (the notebooks' cells, "
@@ -322,13 +347,13 @@ def add_licence_to_footer(app, pagename, templatename, context, doctree):
     if app.builder.name != "html":
         return
     pathto = context["pathto"]
-    licence = (
-        ' The text and figures are licensed under <a rel="license" '
+    licence = " " + _(
+        'The text and figures are licensed under <a rel="license" '
         'href="https://creativecommons.org/licenses/by-sa/4.0/">CC BY-SA '
-        f'4.0</a> (<a class="book-licence" href="{pathto(LICENCE_FILES[1], 1)}'
-        '">LICENSE-text</a>), the code under the MIT licence (<a '
-        f'class="book-licence" href="{pathto(LICENCE_FILES[0], 1)}">LICENSE'
-        "</a>).")
+        '4.0</a> (<a class="book-licence" href="{text}">LICENSE-text</a>), '
+        'the code under the MIT licence (<a class="book-licence" '
+        'href="{code}">LICENSE</a>).').format(
+            text=pathto(LICENCE_FILES[1], 1), code=pathto(LICENCE_FILES[0], 1))
     footer = context.get("theme_extra_footer") or ""
     if "book-licence" not in footer:
         context["theme_extra_footer"] = footer + licence
@@ -346,12 +371,12 @@ def add_download_entries(app, pagename, templatename, context, doctree):
             continue
         entries = [{"type": "link", "url": pathto(ZIP_NAME, 1),
                     "text": ".zip", "icon": "fas fa-file-zipper",
-                    "tooltip": "All the notebooks, with what they import",
+                    "tooltip": _("All the notebooks, with what they import"),
                     "label": "download-zip-button"}]
         if app.env.book_files_pdf:
             entries.append({"type": "link", "url": pathto(PDF_NAME, 1),
-                            "text": "book .pdf", "icon": "fas fa-book",
-                            "tooltip": "The whole book as a PDF",
+                            "text": _("book .pdf"), "icon": "fas fa-book",
+                            "tooltip": _("The whole book as a PDF"),
                             "label": "download-book-pdf-button"})
         group["buttons"][:0] = entries
 
@@ -374,6 +399,10 @@ def mark_lone_notebooks(app, outdir):
         if not path.exists():
             continue
         nb = nbformat.read(path, as_version=4)
+        # A page that this build did not write again keeps its copy, and
+        # the note an earlier build put in it.
+        nb.cells = [cell for cell in nb.cells if "downloaded-alone" not in
+                    cell.metadata.get("tags", [])]
         note = nbformat.v4.new_markdown_cell(ALONE_NOTE)
         note.id = "downloaded-alone"
         note.metadata["tags"] = ["downloaded-alone"]
@@ -492,8 +521,23 @@ def whole_book_html(app, outdir):
                      f"{body}</section>")
     title = html.escape(app.config.html_title or app.config.project)
     version = book_version(Path(app.srcdir))
+    language = (app.config.language or "en").replace("_", "-")
+    back = _('This page is what the PDF of the book is printed\nfrom. '
+             '<a href="{home}">Read the book as a website</a>.').format(
+                 home=f"{_stem(pages[0])}.html")
+    about = _('The whole book, from the sources of the website. Every '
+              'solution is\nprinted after its exercise, under "Solution to '
+              'Exercise N.M".')
+    notebooks = _(
+        "To run the chapters, take\n<code>{zip}</code>: it sits beside this "
+        "PDF on the book's website,\nlinked under the title of every page, "
+        "and holds every chapter as a notebook\nwith <code>helpers.py</code> "
+        "and the <code>mininn</code> package that they\nimport, and a README "
+        "that says how to install and run them.").format(zip=ZIP_NAME)
+    heading = _("Contents")
+    licence = _(LICENCE_HTML)
     page = f"""<!DOCTYPE html>
-<html lang="en" data-theme="light" data-mode="light">
+<html lang="{language}" data-theme="light" data-mode="light">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -503,23 +547,17 @@ def whole_book_html(app, outdir):
 {head}
 </head>
 <body class="whole-book">
-<p class="book-back">This page is what the PDF of the book is printed
-from. <a href="{_stem(pages[0])}.html">Read the book as a website</a>.</p>
+<p class="book-back">{back}</p>
 <div class="bd-content"><div class="bd-article-container">
 <article class="bd-article" role="main">
 <section class="book-cover"><h1 class="book-title">{title}</h1>
 <p class="book-author">{html.escape(app.config.author)}</p>
 <p class="book-version">{html.escape(version)}</p>
-<p>The whole book, from the sources of the website. Every solution is
-printed after its exercise, under "Solution to Exercise N.M".</p>
-<p class="book-notebooks">To run the chapters, take
-<code>{ZIP_NAME}</code>: it sits beside this PDF on the book's website,
-linked under the title of every page, and holds every chapter as a notebook
-with <code>helpers.py</code> and the <code>mininn</code> package that they
-import, and a README that says how to install and run them.</p>
-<p class="book-licence">{LICENCE_HTML}</p>
+<p>{about}</p>
+<p class="book-notebooks">{notebooks}</p>
+<p class="book-licence">{licence}</p>
 </section>
-<nav class="book-contents"><h2>Contents</h2><ul>{"".join(contents)}</ul></nav>
+<nav class="book-contents"><h2>{heading}</h2><ul>{"".join(contents)}</ul></nav>
 {"".join(parts)}
 </article></div></div>
 </body>
@@ -542,12 +580,14 @@ def book_version(root):
     except OSError:
         head = None
     if head is None or head.returncode or not head.stdout.strip():
-        return f"Printed on {datetime.date.today().isoformat()}."
+        return _("Printed on {date}.").format(
+            date=datetime.date.today().isoformat())
     commit, date = head.stdout.split()
     changed = git("diff", "--quiet", "HEAD", "--", "book", "_toc.yml",
                   "_config.yml").returncode != 0
-    return (f"Version {commit} of {date}"
-            + (", with local changes" if changed else "") + ".")
+    return (_("Version {commit} of {date}, with local changes.") if changed
+            else _("Version {commit} of {date}.")).format(commit=commit,
+                                                           date=date)
 
 
 @functools.cache
@@ -823,14 +863,24 @@ FIGURE = re.compile(r'<img [^>]*?src="([^"]*_images/[^"]+)"[^>]*/>')
 # to its file already ("image-reference"); those are left as they are.
 LINKED_FIGURE = re.compile(r'<a class="reference internal image-reference" '
                            r'href="[^"]*">(<img [^>]*/>)</a>')
+# The link made here. lighten_pages reads every page of the output folder,
+# also those this build did not write again: the links an earlier build
+# made come off first (an incremental build wrapped each figure in one more
+# link every time).
+OUR_FIGURE_LINK = re.compile(r'<a class="book-figure" href="[^"]*"'
+                             r'(?: title="[^"]*")?>(<img [^>]*/>)</a>')
 
 
 def figures_linked(page_html):
+    count = 1
+    while count:
+        page_html, count = OUR_FIGURE_LINK.subn(r"\1", page_html)
     linked = set(LINKED_FIGURE.findall(page_html))
+    title = html.escape(_("Open the figure at full size"))
     return FIGURE.sub(
         lambda m: m.group(0) if m.group(0) in linked else (
             f'<a class="book-figure" href="{m.group(1)}" '
-            f'title="Open the figure at full size">{m.group(0)}</a>'),
+            f'title="{title}">{m.group(0)}</a>'),
         page_html)
 
 
@@ -866,10 +916,11 @@ def builder_inited(app):
 
 
 def pdf_metadata(config):
-    return {"Title": config.project, "Author": config.author,
-            "Subject": "torch.nn.Module rebuilt from scratch, every step "
-                       "checked against torch",
-            "Keywords": f"PyTorch; torch.nn.Module; {LICENCE_TEXT}"}
+    return {"Title": config.project,
+            "Author": config.author,
+            "Subject": _("torch.nn.Module rebuilt from scratch, every step "
+                         "checked against torch"),
+            "Keywords": f"PyTorch; torch.nn.Module; {_(LICENCE_TEXT)}"}
 
 
 def build_finished(app, exception):
@@ -899,8 +950,26 @@ def build_finished(app, exception):
         logger.info(f"book_files: wrote {PDF_NAME}")
 
 
+def add_own_catalog(app, config):
+    """The catalog of this extension's own words (see CATALOG), compiled
+    from its .po when that is newer than the .mo (Sphinx compiles only the
+    pages' catalogs of the pages it reads again), and registered for the
+    build's language (none is found for English: the words stay as they
+    are)."""
+    from sphinx.util.i18n import CatalogInfo
+
+    for folder in config.locale_dirs:
+        base = Path(app.srcdir, folder)
+        catalog = CatalogInfo(str(base / (config.language or "en")
+                                  / "LC_MESSAGES"), CATALOG, "utf-8")
+        if Path(catalog.po_path).exists() and catalog.is_outdated():
+            catalog.write_mo(config.language)
+        app.add_message_catalog(CATALOG, str(base))
+
+
 def setup(app):
     app.add_transform(IndexExportCells)
+    app.connect("config-inited", add_own_catalog)
     # book/_static (html_static_path) holds it; every page loads it.
     app.add_js_file("book.js", loading_method="defer")
     app.connect("config-inited", use_search_scorer)

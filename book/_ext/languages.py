@@ -17,9 +17,10 @@ prose from locale/zh_CN/LC_MESSAGES/book/<page>.po. This extension:
   outputs are literal blocks: they must stay byte-identical, so
   `gettext_additional_targets` must not name literal or doctest blocks);
 - in the Chinese build, writes the note under each title in Chinese, and
-  the whole-book page in Chinese (`lang="zh-CN"`), printed to the Chinese
-  PDF with book_files' own print_pdf (book_files.py belongs to the site;
-  this only calls it).
+  prints the whole-book page (which book_files writes in the build's
+  language, from its own catalog locale/zh_CN/LC_MESSAGES/book_files.po) to
+  the Chinese PDF with book_files' own print_pdf (book_files.py belongs to
+  the site; this only calls it).
 
 Notebook strings, once translated, are parsed again as Markdown, not as a
 notebook: myst-nb 1.4.0 does that itself (it checks for Sphinx's
@@ -28,7 +29,6 @@ notebook: myst-nb 1.4.0 does that itself (it checks for Sphinx's
 below keeps it so: a myst-nb that lost the fix fails the Chinese build with
 the issue named, instead of the traceback.
 """
-import html
 import json
 import os
 import re
@@ -49,9 +49,6 @@ SWITCH = {  # the button in each edition: it leads to the other one
     "en": ("中文", "阅读本页的中文版"),
     "zh": ("English", "Read this page in English"),
 }
-# Whole-book page (book_files.whole_book_html) and the note under titles
-# (book_files.add_download_note), in the Chinese edition.
-ZH_COVER = "整本书，由网站的源文件生成。每道练习之后都附有它的解答。"
 
 
 def chinese(config):
@@ -137,6 +134,23 @@ class ExerciseTitles(SphinxTransform):
             if isinstance(parsed, nodes.paragraph):
                 sub.children = []
                 sub.extend(child.deepcopy() for child in parsed.children)
+                self._register(sub)
+
+    def _register(self, sub):
+        """sphinx-exercise keeps a copy of each exercise, made when its
+        directive ran (before any translation), and titles the exercise's
+        solution from that copy ("解答 练习 1.1 (register a list by
+        hand)"): the copy takes the translated subtitle too."""
+        exercise = sub.parent.parent if sub.parent is not None else None
+        label = exercise.get("label") if exercise is not None else None
+        entry = getattr(self.env, "sphinx_exercise_registry", {}).get(label)
+        if entry is None:
+            return
+        for kept in entry["node"].findall(nodes.subtitle):
+            if type(kept).__name__ == "exercise_subtitle":
+                kept.children = []
+                kept.extend(child.deepcopy() for child in sub.children)
+                break
 
 
 class RecordMessages(SphinxTransform):
@@ -359,17 +373,13 @@ def _build_finished(app, exception):
     if not pages:
         return
     page = outdir / str(Path(pages[0]).parent) / book_files.WHOLE_BOOK
-    if not page.exists():
-        return
-    text = page.read_text(encoding="utf-8")
-    text = text.replace('<html lang="en"', '<html lang="zh-CN"', 1)
-    text = re.sub(r"<p>The whole book, from the sources of the website\..*?"
-                  r"</p>", f"<p>{html.escape(ZH_COVER)}</p>", text, count=1,
-                  flags=re.S)
-    text = text.replace("<h2>Contents</h2>", "<h2>目录</h2>", 1)
-    page.write_text(text, encoding="utf-8")
-    if app.i18n_print_pdf:
-        book_files.print_pdf(outdir, page, outdir / book_files.PDF_NAME)
+    if page.exists() and app.i18n_print_pdf:
+        problems = book_files.print_pdf(
+            outdir, page, outdir / book_files.PDF_NAME,
+            metadata=book_files.pdf_metadata(app.config))
+        for problem in problems:
+            logger.warning(f"i18n: {book_files.WHOLE_BOOK} printed with "
+                           f"{problem}")
         logger.info(f"i18n: wrote the Chinese {book_files.PDF_NAME}")
 
 
@@ -428,4 +438,4 @@ def setup(app):
     app.connect("build-finished", _before_book_files, priority=899)
     app.connect("build-finished", _build_finished, priority=950)
     return {"parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 5}
+            "env_version": 6}

@@ -9,6 +9,7 @@ each a function expression (`async () => {...}`) that playwright calls.
 import re
 from functools import cache
 from pathlib import Path
+from urllib.parse import urlparse
 
 JS = Path(__file__).with_name("js")
 
@@ -155,3 +156,72 @@ def figures(page):
 def weight(page):
     """Bytes of everything the open page loaded (js/weight.js)."""
     return page.evaluate(js("weight"))
+
+
+# --------------------------------------------------------------------------
+# What a test concludes from a visit: each takes what inspect() (and the
+# functions above) gathered, and returns the problems, one line each.
+
+# Lexers of stored outputs and plain blocks: not expected to be coloured.
+# "default" is a fence with no language: Sphinx colours it as Python when it
+# parses, and leaves a diagram or a sketch plain.
+PLAIN_LEXERS = {"none", "text", "myst-ansi", "ipythontb", "output",
+                "default"}
+
+
+def outputs_too_wide(info):
+    """The outputs that scroll sideways in their box (inspect's "wide")."""
+    return [f"output #{w['index']}: {w['scrollWidth']} px in a {w['box']} "
+            f"px box, {w['chars']} characters: {w['line']!r}"
+            for w in info["wide"]]
+
+
+def code_problems(info, chapter):
+    """Code blocks not coloured or without a copy button; on a chapter
+    (`chapter` true), no code cell at all."""
+    code = [b for b in info["blocks"] if b["lexer"] not in PLAIN_LEXERS]
+    problems = []
+    if chapter and not any(b["cell"] for b in code):
+        problems.append("no code cell on a chapter")
+    problems += [f"not highlighted: {b}" for b in code if not b["coloured"]]
+    problems += [f"no copy button: {b}" for b in code if not b["copy"]]
+    return problems
+
+
+def missing_links(links, base, folder):
+    """The links (absolute URLs under `base`, which serves `folder`) that
+    lead to no file: neither a page nor a folder with an index.html."""
+    root = urlparse(base).path
+    missing = []
+    for link in links:
+        path = folder / urlparse(link).path[len(root):]
+        if not path.exists() or path.is_dir() and not (
+                path / "index.html").exists():
+            missing.append(link)
+    return missing
+
+
+def chapter_list_missing(tapped, pages, docname):
+    """What the phone's sidebar button (inspect's "primary") did not list:
+    every page of the book (`pages`, docnames) but `docname` should be
+    there."""
+    if not (tapped and tapped["open"]):
+        return ["the button opened nothing"]
+    shown = {href.partition("#")[0].rpartition("/")[2]
+             for href in tapped["shown"]}
+    return sorted({d.rpartition("/")[2] + ".html" for d in pages
+                   if d != docname} - shown)
+
+
+def figures_not_opening(found):
+    """The figures (figures()) that no tap opens at full size: not linked
+    to their own file."""
+    return [f["src"] for f in found
+            if not (f["link"] or "").endswith("/" + f["src"])]
+
+
+def figures_shrunk(found):
+    """The figures (figures(), on a phone) shown narrower than they were
+    drawn for: their labels shrink with them."""
+    return [f"{f['src']} at {f['shown']:.0f} of {f['asked']:.0f} px"
+            for f in found if f["shown"] < 0.95 * min(f["asked"], 2000)]

@@ -130,3 +130,34 @@ def scan(path, right_margin_mm=14.0, text=True):
         page.close()
     pdf.close()
     return result
+
+
+def fonts(path, number, chars=None):
+    """{(font name, embedded)} of the characters drawn on page `number`
+    (from 1) that `chars` (a predicate on one character) accepts, or of
+    all of them: which fonts the text of a page is set in. The name is the
+    PDF's (a subset's "ABCDEF+" prefix left out)."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    pdf = pdfium.PdfDocument(str(path))
+    page = pdf[number - 1]
+    textpage = page.get_textpage()
+    found = {}
+    for index in range(textpage.count_chars()):
+        char = chr(raw.FPDFText_GetUnicode(textpage.raw, index))
+        if chars is not None and not chars(char):
+            continue
+        font = raw.FPDFTextObj_GetFont(
+            raw.FPDFText_GetTextObject(textpage.raw, index))
+        if not font:
+            continue
+        size = raw.FPDFFont_GetBaseFontName(font, None, 0)
+        buffer = ctypes.create_string_buffer(size)
+        raw.FPDFFont_GetBaseFontName(font, buffer, size)
+        name = buffer.value.decode("latin-1").rpartition("+")[2]
+        found[name] = bool(raw.FPDFFont_GetIsEmbedded(font))
+    textpage.close()
+    page.close()
+    pdf.close()
+    return set(found.items())
