@@ -916,7 +916,9 @@ def builder_inited(app):
 
 
 def pdf_metadata(config):
-    return {"Title": config.project,
+    # Jupyter Book makes _config.yml's `title` the html_title and leaves
+    # Sphinx's `project` at "Project name not set"
+    return {"Title": config.html_title,
             "Author": config.author,
             "Subject": _("torch.nn.Module rebuilt from scratch, every step "
                          "checked against torch"),
