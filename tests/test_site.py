@@ -434,6 +434,16 @@ def test_page_code_is_highlighted_with_copy_buttons(visits, docname):
                              chapter=source_of(docname).suffix == ".ipynb")
 
 
+@pytest.mark.parametrize("docname", CHAPTERS, ids=page_id)
+def test_code_cells_show_they_scroll_and_shrink_on_a_phone(visits, docname):
+    # a phone's column holds about 40 characters of 14 px code, 48 of 12 px
+    phone, wide = ([b for b in visits[scheme, docname]["blocks"] if b["cell"]]
+                   for scheme in ("dark", "light"))
+    assert phone and all(b["cue"] for b in phone + wide)
+    assert {b["px"] for b in phone} == {12} and {b["px"] for b in wide} == {
+        14}
+
+
 @pytest.mark.parametrize("docname", PAGES, ids=page_id)
 def test_page_loads_every_image(visits, docname):
     broken = [i["src"] for i in visits["light", docname]["images"]

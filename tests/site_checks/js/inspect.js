@@ -28,6 +28,10 @@ async () => {
       cell: !!d.closest(".cell_input"),
       coloured: !!d.querySelector("pre span[class]"),
       copy: !!d.querySelector("button.copybtn"),
+      // a code line cut by the box shows a shadow at that side
+      cue: getComputedStyle(d.querySelector("pre")).backgroundImage
+        .includes("radial-gradient"),
+      px: parseFloat(getComputedStyle(d.querySelector("pre")).fontSize),
     }));
   const links = [...article.querySelectorAll("a[href]")]
     .map(a => a.href).filter(h => h.startsWith(location.origin));
