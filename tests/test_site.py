@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 sys.path.insert(0, str(ROOT / "tools"))
 import book_files  # the site's own extension: toc, server, names
+import page_weight  # the site's lighter style sheets and figures
 import export  # what a cell defines, as the package has it
 
 BUILT = os.environ.get("BOOK_SITE_BUILT")
@@ -989,3 +990,25 @@ def test_every_chapter_page_weighs_under_a_megabyte(visits):
     heavy = {name: f"{bytes_:,}" for name, bytes_ in weights.items()
              if bytes_ >= MB}
     assert not heavy, f"chapter pages of 1 MB or more: {heavy}"
+
+
+def test_style_rules_go_only_when_no_page_or_script_can_use_them():
+    words = page_weight.Words(["used", "also", "bs-", "x"])
+    css = ('/*! licence */:root{--a:1}.used{a:1}.absent{b:2}'
+           '.used,.absent>p{c:3}.x:not(.absent){d:4}.x:has(.absent){e:5}'
+           '.bs-tooltip-auto{f:6}@media (min-width:1px){.absent{g:7}}'
+           '@media print{.also .absent{h:8}.also{i:9}}'
+           '[data-theme=dark] .used{j:10}a[href=".absent"]{k:11}'
+           '@keyframes spin{0%{l:12}}.absent\\:x{m:13}'
+           '.used::after{content:"}.absent{"}')
+    dropped = []
+    light = page_weight.prune_css(css, words, dropped)
+    # Inside parentheses a class is not needed (:not), or not looked at
+    # (:has, kept though it could go).
+    assert light == ('/*! licence */:root{--a:1}.used{a:1}.used{c:3}'
+                     '.x:not(.absent){d:4}.x:has(.absent){e:5}'
+                     '.bs-tooltip-auto{f:6}'
+                     '@media print{.also{i:9}}[data-theme=dark] .used{j:10}'
+                     'a[href=".absent"]{k:11}@keyframes spin{0%{l:12}}'
+                     '.absent\\:x{m:13}.used::after{content:"}.absent{"}')
+    assert dropped == [".absent", ".absent>p", ".absent", ".also .absent"]
