@@ -1012,3 +1012,40 @@ def test_style_rules_go_only_when_no_page_or_script_can_use_them():
                      'a[href=".absent"]{k:11}@keyframes spin{0%{l:12}}'
                      '.absent\\:x{m:13}.used::after{content:"}.absent{"}')
     assert dropped == [".absent", ".absent>p", ".absent", ".also .absent"]
+
+
+def test_a_figure_becomes_a_palette_png_only_if_it_looks_the_same():
+    import io
+
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFilter
+
+    def png(image):
+        out = io.BytesIO()
+        image.save(out, "PNG")
+        return out.getvalue()
+
+    # A plot's few colours and its soft edges: 780 colours, of which 256
+    # tell it within the tolerance.
+    figure = Image.new("RGB", (400, 300), "white")
+    draw = ImageDraw.Draw(figure)
+    rng = np.random.default_rng(0)
+    for i in range(20):
+        x, y = rng.integers(0, 400), rng.integers(0, 300)
+        draw.line([(x, y), (x + rng.integers(-80, 80),
+                            y + rng.integers(-80, 80))],
+                  fill=("#1f77b4", "#ff7f0e", "#2ca02c")[i % 3], width=3)
+    figure = figure.filter(ImageFilter.GaussianBlur(1))
+    small = page_weight.palette_png(png(figure))
+    assert small is not None and len(small) < len(png(figure)) * 0.6
+    shown = Image.open(io.BytesIO(small))
+    assert shown.mode == "P" and shown.size == figure.size
+    moved = np.abs(np.asarray(shown.convert("RGB"), dtype=int)
+                   - np.asarray(figure, dtype=int))
+    assert moved.max() <= page_weight.FIGURE_TOLERANCE
+    # A picture of noise cannot be told in 256 colours; transparency stays.
+    noise = rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)
+    assert page_weight.palette_png(png(Image.fromarray(noise))) is None
+    see_through = figure.convert("RGBA")
+    see_through.putalpha(128)
+    assert page_weight.palette_png(png(see_through)) is None
