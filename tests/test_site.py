@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 sys.path.insert(0, str(ROOT / "tools"))
 import book_files  # the site's own extension: toc, server, names
+import page_weight  # the site's lighter style sheets and figures
 import export  # what a cell defines, as the package has it
 
 BUILT = os.environ.get("BOOK_SITE_BUILT")
@@ -969,8 +970,72 @@ def test_a_page_weighs_at_most_half_what_it_did(visits, docname):
     assert shared_bytes(info) - info["page"] < 900_000, heaviest
 
 
-def test_a_chapter_page_weighs_under_a_megabyte(visits):
+def test_every_chapter_page_weighs_under_a_megabyte(visits):
+    # Uncompressed, MathJax aside: 0.92-1.26 MB a chapter before
+    # book/_ext/page_weight.py left out the style rules no page can use
+    # and stored the figures as palette PNGs.
     weights = {page_id(d): page_bytes(visits["light", d]["weight"],
                                       leave_out=("/_static/mathjax/",))
                for d in CHAPTERS}
-    assert min(weights.values()) < MB, weights
+    heavy = {name: f"{bytes_:,}" for name, bytes_ in weights.items()
+             if bytes_ >= MB}
+    assert not heavy, f"chapter pages of 1 MB or more: {heavy}"
+
+
+def test_style_rules_go_only_when_no_page_or_script_can_use_them():
+    words = page_weight.Words(["used", "also", "bs-", "x"])
+    css = ('/*! licence */:root{--a:1}.used{a:1}.absent{b:2}'
+           '.used,.absent>p{c:3}.x:not(.absent){d:4}.x:has(.absent){e:5}'
+           '.bs-tooltip-auto{f:6}@media (min-width:1px){.absent{g:7}}'
+           '@media print{.also .absent{h:8}.also{i:9}}'
+           '[data-theme=dark] .used{j:10}a[href=".absent"]{k:11}'
+           '@keyframes spin{0%{l:12}}.absent\\:x{m:13}'
+           '.used::after{content:"}.absent{"}')
+    dropped = []
+    light = page_weight.prune_css(css, words, dropped)
+    # Inside parentheses a class is not needed (:not), or not looked at
+    # (:has, kept though it could go).
+    assert light == ('/*! licence */:root{--a:1}.used{a:1}.used{c:3}'
+                     '.x:not(.absent){d:4}.x:has(.absent){e:5}'
+                     '.bs-tooltip-auto{f:6}'
+                     '@media print{.also{i:9}}[data-theme=dark] .used{j:10}'
+                     'a[href=".absent"]{k:11}@keyframes spin{0%{l:12}}'
+                     '.absent\\:x{m:13}.used::after{content:"}.absent{"}')
+    assert dropped == [".absent", ".absent>p", ".absent", ".also .absent"]
+
+
+def test_a_figure_becomes_a_palette_png_only_if_it_looks_the_same():
+    import io
+
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFilter
+
+    def png(image):
+        out = io.BytesIO()
+        image.save(out, "PNG")
+        return out.getvalue()
+
+    # A plot's few colours and its soft edges: 780 colours, of which 256
+    # tell it within the tolerance.
+    figure = Image.new("RGB", (400, 300), "white")
+    draw = ImageDraw.Draw(figure)
+    rng = np.random.default_rng(0)
+    for i in range(20):
+        x, y = rng.integers(0, 400), rng.integers(0, 300)
+        draw.line([(x, y), (x + rng.integers(-80, 80),
+                            y + rng.integers(-80, 80))],
+                  fill=("#1f77b4", "#ff7f0e", "#2ca02c")[i % 3], width=3)
+    figure = figure.filter(ImageFilter.GaussianBlur(1))
+    small = page_weight.palette_png(png(figure))
+    assert small is not None and len(small) < len(png(figure)) * 0.6
+    shown = Image.open(io.BytesIO(small))
+    assert shown.mode == "P" and shown.size == figure.size
+    moved = np.abs(np.asarray(shown.convert("RGB"), dtype=int)
+                   - np.asarray(figure, dtype=int))
+    assert moved.max() <= page_weight.FIGURE_TOLERANCE
+    # A picture of noise cannot be told in 256 colours; transparency stays.
+    noise = rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)
+    assert page_weight.palette_png(png(Image.fromarray(noise))) is None
+    see_through = figure.convert("RGBA")
+    see_through.putalpha(128)
+    assert page_weight.palette_png(png(see_through)) is None
