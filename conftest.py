@@ -40,9 +40,10 @@ def pytest_runtest_setup(item):
         kernel_server.SERVER.start()
 
 
-# pytest-xdist (--dist loadfile) hands each worker a whole file at a time,
-# in collection order: the longest files go first, so that the last file a
-# worker starts is a short one and no core waits at the end for another.
+# pytest-xdist (--dist loadfile) hands each worker a whole file at a time;
+# with --no-loadscope-reorder (tools/dev.py), in collection order rather
+# than most tests first. The longest files go first, so that the last file
+# a worker starts is a short one and no core waits at the end for another.
 # Seconds, as measured alone on a 2-core machine; unlisted files: short.
 LONGEST_FIRST = {
     "tests/test_site.py": 90, "tests/test_i18n.py": 60,

@@ -39,6 +39,7 @@ from babel.messages.pofile import read_po
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import i18n  # tools/i18n.py: where the editions are built
+from site_checks.pdf import squeezed
 
 CATALOGS = sorted(i18n.CATALOGS.rglob("*.po"))
 PAGE_CATALOGS = sorted(i18n.PAGE_CATALOGS.glob("*.po"))
@@ -651,10 +652,6 @@ def zh_pdf(zh_site, zh_browser, tmp_path_factory):
     scan = pdf_checks.scan(target)
     TIMINGS["zh_pdf_sample_s"] = round(time.perf_counter() - start, 1)
     return scan, target, problems
-
-
-def squeezed(text):
-    return re.sub(r"\s+", "", text)
 
 
 def site_translation(english_start):

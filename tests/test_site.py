@@ -45,6 +45,7 @@ from site_checks import (chapter_list_missing, code_problems,
                          page_width, search_results,
                          solution_after_tapping_its_title, weight)
 from site_checks import pdf as pdf_checks
+from site_checks.pdf import squeezed
 
 pytestmark = pytest.mark.site
 
@@ -718,10 +719,6 @@ def test_pdf_is_tagged_and_names_its_author(pdf):
     assert pdf.metadata["Title"] == config["title"]
     assert pdf.metadata["Author"] == config["author"]
     assert "CC BY-SA 4.0" in pdf.metadata["Keywords"]
-
-
-def squeezed(text):
-    return re.sub(r"\s+", "", text)
 
 
 def test_pdf_prints_every_solution_under_its_exercise(pdf, visits):

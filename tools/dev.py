@@ -173,7 +173,9 @@ def main(argv):
         browser()
         parallel = [] if any(a.startswith("-n") or a == "no:xdist"
                              for a in rest) else [
-            "-n", str(workers()), "--dist", "loadfile"]
+            "-n", str(workers()), "--dist", "loadfile",
+            # in conftest.py's order (longest first), not by test count
+            "--no-loadscope-reorder"]
         return run(python, "-m", "pytest", *parallel, *rest, env=bytecode())
     if command == "book":
         browser()  # the build prints the PDF with chromium when it is there

@@ -16,6 +16,7 @@ Nothing here knows the book's language: the Chinese edition can scan its
 own PDF with the same functions.
 """
 import ctypes
+import re
 from dataclasses import dataclass, field
 
 DPI = 40
@@ -45,6 +46,12 @@ class Scan:
 
     def empty_frame_pages(self):
         return [s.number for s in self.sheets if s.last_frame_empty]
+
+
+def squeezed(text):
+    """A page's text without its whitespace: pdfium breaks lines (and
+    Chinese text) where the page did, not where the source did."""
+    return re.sub(r"\s+", "", text)
 
 
 def last_frame(image):
