@@ -417,8 +417,27 @@ SAME_TAB = ('document.addEventListener("DOMContentLoaded", () => '
             '.forEach(a => a.removeAttribute("target")));')
 
 
+def _stale_static(app, env, added, changed, removed):
+    """Sphinx copies the static files (book.css, book.js) only when it
+    writes a page: after a change to them alone, a warm build (the Chinese
+    edition's, in the tests and `dev.py book`) printed "no targets are out
+    of date" and kept the old copies. Then the first page is written again,
+    so that they are copied."""
+    if app.builder.name != "html" or changed or added:
+        return []
+    built = Path(app.outdir) / "_static"
+    for folder in app.config.html_static_path:
+        for source in (Path(app.confdir) / folder).glob("*.*"):
+            copy = built / source.name
+            if not copy.exists() or copy.stat().st_mtime < source.stat(
+                    ).st_mtime:
+                return [app.config.root_doc]
+    return []
+
+
 def setup(app):
     _fast_chinese_search()
+    app.connect("env-get-outdated", _stale_static)
     app.add_js_file(None, body=SAME_TAB)
     app.connect("config-inited", _check_config)
     app.add_transform(ExerciseTitles)
