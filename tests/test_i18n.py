@@ -738,3 +738,14 @@ def test_chinese_pdf_has_no_page_that_ends_in_an_empty_code_frame(zh_pdf):
     scan, _, _ = zh_pdf
     assert sum(sheet.frames for sheet in scan.sheets) >= 5, "no code frames"
     assert not scan.empty_frame_pages(), scan.empty_frame_pages()
+
+
+@pytest.mark.site
+def test_every_chinese_footer_is_in_chinese(zh_site):
+    # _config.yml's extra_footer goes through book_files.po (FOOTER)
+    chinese = site_translation("Every chapter is re-executed")
+    for docname in sorted(zh_site):
+        page = (ZH_HTML / f"{docname}.html").read_text(encoding="utf-8")
+        footer = page[page.index('<footer class="bd-footer-content'):]
+        assert chinese in footer and "by the test suite" not in footer, (
+            docname)

@@ -932,6 +932,12 @@ def test_licences_are_in_the_repository_and_beside_the_pages(site):
         assert (HTML / published).read_bytes() == (ROOT / source).read_bytes()
 
 
+def test_the_footer_sentence_is_the_one_the_catalog_translates():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    footer = config["html"]["extra_footer"]
+    assert " ".join(footer.split()) == book_files.FOOTER
+
+
 @pytest.mark.parametrize("docname", PAGES, ids=page_id)
 def test_every_footer_names_the_licences(visits, docname):
     links = {a["text"]: urlparse(a["href"]).path

@@ -341,6 +341,12 @@ def add_download_note(app, pagename, templatename, context, doctree):
         context["body"] = body[:end] + "\n" + note + body[end:]
 
 
+# _config.yml's extra_footer, word for word (tests/test_site.py), marked for
+# the catalog: a Chinese page's footer says it in Chinese.
+FOOTER = N_("Every chapter is re-executed and checked against "
+            "<code>torch.nn</code> by the test suite.")
+
+
 def add_licence_to_footer(app, pagename, templatename, context, doctree):
     """Every page's footer names the licences and links their files (copied
     beside the pages as .txt, so a browser shows them)."""
@@ -355,6 +361,8 @@ def add_licence_to_footer(app, pagename, templatename, context, doctree):
         'href="{code}">LICENSE</a>).').format(
             text=pathto(LICENCE_FILES[1], 1), code=pathto(LICENCE_FILES[0], 1))
     footer = context.get("theme_extra_footer") or ""
+    if " ".join(footer.split()) == FOOTER:
+        footer = _(FOOTER)
     if "book-licence" not in footer:
         context["theme_extra_footer"] = footer + licence
 

@@ -29,6 +29,7 @@ notebook: myst-nb 1.4.0 does that itself (it checks for Sphinx's
 below keeps it so: a myst-nb that lost the fix fails the Chinese build with
 the issue named, instead of the traceback.
 """
+import filecmp
 import json
 import os
 import re
@@ -417,27 +418,39 @@ SAME_TAB = ('document.addEventListener("DOMContentLoaded", () => '
             '.forEach(a => a.removeAttribute("target")));')
 
 
-def _stale_static(app, env, added, changed, removed):
-    """Sphinx copies the static files (book.css, book.js) only when it
-    writes a page: after a change to them alone, a warm build (the Chinese
-    edition's, in the tests and `dev.py book`) printed "no targets are out
-    of date" and kept the old copies. Then the first page is written again,
-    so that they are copied."""
-    if app.builder.name != "html" or changed or added:
+def _stale_pages(app, env, added, changed, removed):
+    """What a page shows but Sphinx does not track: after a change to it
+    alone, a warm build (the Chinese edition's, in the tests and `dev.py
+    book`) printed "no targets are out of date" and kept the old pages.
+    The static files (book.css, book.js) are copied only when a page is
+    written: the first page is written again. book_files' own catalog
+    (its words in every page's header and footer): every page is."""
+    if app.builder.name != "html":
         return []
-    built = Path(app.outdir) / "_static"
+    built = Path(app.outdir)
+    pages = [built / f"{docname}.html" for docname in env.found_docs]
+    if not all(page.exists() for page in pages):
+        return []  # a first build: every page is written anyway
+    oldest = min(page.stat().st_mtime for page in pages)
+    catalogs = [Path(app.srcdir, folder, app.config.language or "en",
+                     "LC_MESSAGES", "book_files.po")
+                for folder in app.config.locale_dirs]
+    if any(po.exists() and po.stat().st_mtime > oldest for po in catalogs):
+        return sorted(env.found_docs)
+    if changed or added:
+        return []
     for folder in app.config.html_static_path:
         for source in (Path(app.confdir) / folder).glob("*.*"):
-            copy = built / source.name
-            if not copy.exists() or copy.stat().st_mtime < source.stat(
-                    ).st_mtime:
+            copy = built / "_static" / source.name
+            if not copy.exists() or not filecmp.cmp(source, copy,
+                                                    shallow=False):
                 return [app.config.root_doc]
     return []
 
 
 def setup(app):
     _fast_chinese_search()
-    app.connect("env-get-outdated", _stale_static)
+    app.connect("env-get-outdated", _stale_pages)
     app.add_js_file(None, body=SAME_TAB)
     app.connect("config-inited", _check_config)
     app.add_transform(ExerciseTitles)
