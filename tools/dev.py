@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -176,7 +177,15 @@ def main(argv):
             "-n", str(workers()), "--dist", "loadfile",
             # in conftest.py's order (longest first), not by test count
             "--no-loadscope-reorder"]
-        return run(python, "-m", "pytest", *parallel, *rest, env=bytecode())
+        start, before = time.perf_counter(), os.times()
+        code = run(python, "-m", "pytest", *parallel, *rest, env=bytecode())
+        after = os.times()
+        cpu = (after.children_user - before.children_user
+               + after.children_system - before.children_system)
+        # CPU as `time` counts it: the detached Chromium is not in it
+        print(f"dev.py test: {time.perf_counter() - start:.0f} s wall, "
+              f"{cpu:.0f} s CPU (user+sys, without Chromium)")
+        return code
     if command == "book":
         browser()  # the build prints the PDF with chromium when it is there
         code = run(BIN / "jupyter-book", "build", "-W", "-n", "--keep-going",
