@@ -89,6 +89,7 @@ class Server:
             self.process.wait()
         self.process.stdout.close()
         self.folder.cleanup()
+        self.process = None
 
 
 SERVER = Server()
@@ -179,7 +180,8 @@ def serve(path):
     kernels = {}  # pid -> the stand-in's connection
     stopping = []
     signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(1))
-    while os.getppid() == parent and not stopping:  # the pytest worker that started us
+    # until told to stop, or until the pytest process that started it is gone
+    while os.getppid() == parent and not stopping:
         ready, _, _ = select.select([listener, *kernels.values()], [], [],
                                     0.2)
         for conn in ready:

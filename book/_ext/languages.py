@@ -419,12 +419,13 @@ SAME_TAB = ('document.addEventListener("DOMContentLoaded", () => '
 
 
 def _stale_pages(app, env, added, changed, removed):
-    """What a page shows but Sphinx does not track: after a change to it
-    alone, a warm build (the Chinese edition's, in the tests and `dev.py
-    book`) printed "no targets are out of date" and kept the old pages.
-    The static files (book.css, book.js) are copied only when a page is
-    written: the first page is written again. book_files' own catalog
-    (its words in every page's header and footer): every page is."""
+    """Pages to write again after a change Sphinx does not track, which
+    left a warm build (the Chinese edition's, in the tests and `dev.py
+    book`) saying "no targets are out of date" and keeping old pages:
+    - book_files.po changed (book_files' words in every page's header and
+      footer): every page;
+    - a static file changed (book.css, book.js): the first page, because
+      Sphinx copies the static files only when it writes a page."""
     if app.builder.name != "html":
         return []
     built = Path(app.outdir)
