@@ -85,7 +85,10 @@ def test_a_kernel_is_forked_but_set_up_as_a_new_one(kernel):
 
 def test_an_interrupt_reaches_the_kernel(kernel):
     manager, client = kernel
-    msg_id = client.execute("import time; time.sleep(60)")
+    # stop_on_error=False: the request after it is not aborted, whenever it
+    # arrives (ipykernel aborts what is queued behind a failed request)
+    msg_id = client.execute("import time; time.sleep(60)",
+                            stop_on_error=False)
     wait_until_running(client, msg_id)
     time.sleep(0.5)
     manager.interrupt_kernel()  # SIGINT to the stand-in, as nbval sends
