@@ -78,16 +78,29 @@ def bytecode():
             if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+def chinese_font():
+    """Whether fontconfig lists a font with Chinese glyphs (the Chinese PDF
+    draws boxes without one)."""
+    try:
+        listed = subprocess.run(["fc-list", ":lang=zh"], capture_output=True,
+                                text=True).stdout
+    except FileNotFoundError:
+        return False
+    return bool(listed.strip())
+
+
 def browser():
-    """The site tests drive Debian's chromium; install it where we can."""
-    if Path("/usr/bin/chromium").exists():
+    """The site tests drive Debian's chromium, and the Chinese PDF needs a
+    Chinese font: .ci/install-browser installs both where we can."""
+    if Path("/usr/bin/chromium").exists() and chinese_font():
         return
     script = ROOT / ".ci" / "install-browser"
     if script.exists() and hasattr(os, "geteuid") and os.geteuid() == 0:
         run("bash", script)
     else:
-        print("note: /usr/bin/chromium is missing; install Debian's `chromium`"
-              " package for the browser tests", flush=True)
+        print("note: install Debian's `chromium` and `fonts-wqy-microhei` "
+              "(.ci/install-browser) for the browser tests and the PDFs",
+              flush=True)
 
 
 def notebooks(names):

@@ -114,28 +114,13 @@ def merge():
 
 
 def cjk_font():
-    """The Chinese PDF needs a font with Chinese glyphs (else: boxes).
-    Debian's fonts-wqy-microhei (1.6 MB) when none is installed, as root
-    (CI, containers), as tools/dev.py installs chromium."""
-    if not shutil.which("fc-list"):
-        return
-    found = subprocess.run(["fc-list", ":lang=zh"], capture_output=True,
-                           text=True).stdout.strip()
-    if found:
-        return
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which(
-            "apt-get"):
-        print("i18n: installing fonts-wqy-microhei (apt-get) for the "
-              "Chinese PDF", flush=True)
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-qq"], env=env,
-                       stdout=subprocess.DEVNULL)
-        subprocess.run(["apt-get", "install", "-y", "-qq",
-                        "fonts-wqy-microhei"], env=env,
-                       stdout=subprocess.DEVNULL)
-    else:
+    """The Chinese PDF needs a font with Chinese glyphs (else: boxes);
+    tools/dev.py installs one with chromium (.ci/install-browser)."""
+    if shutil.which("fc-list") and not subprocess.run(
+            ["fc-list", ":lang=zh"], capture_output=True,
+            text=True).stdout.strip():
         print("note: no Chinese font (fc-list :lang=zh is empty): install "
-              "fonts-wqy-microhei or fonts-noto-cjk for the Chinese PDF",
+              "fonts-wqy-microhei (.ci/install-browser) for the Chinese PDF",
               flush=True)
 
 
