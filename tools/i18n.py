@@ -19,11 +19,12 @@ catalog of their own, locale/zh_CN/LC_MESSAGES/book_files.po, extracted from
 that file and merged the same way.
 """
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import dev  # tools/dev.py: the environment, the browser, the font
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
@@ -116,9 +117,7 @@ def merge():
 def cjk_font():
     """The Chinese PDF needs a font with Chinese glyphs (else: boxes);
     tools/dev.py installs one with chromium (.ci/install-browser)."""
-    if shutil.which("fc-list") and not subprocess.run(
-            ["fc-list", ":lang=zh"], capture_output=True,
-            text=True).stdout.strip():
+    if not dev.chinese_font():
         print("note: no Chinese font (fc-list :lang=zh is empty): install "
               "fonts-wqy-microhei (.ci/install-browser) for the Chinese PDF",
               flush=True)
