@@ -392,7 +392,7 @@ def zh_visits(zh_site, zh_browser):
 
     seen = {}
     docnames = sorted(zh_site)
-    with book_files.serve(ZH_HTML) as base:
+    with book_files.serve(ZH_HTML, cache_assets=True) as base:
         for screen, viewport in (("phone", PHONE), ("wide", WIDE)):
             options = ({"is_mobile": True, "has_touch": True}
                        if screen == "phone" else {})

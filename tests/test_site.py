@@ -468,6 +468,27 @@ def test_page_images_have_alt_text_that_is_not_a_path(visits, docname):
     assert not bad, f"{page_id(docname)}: images without alt text: {bad}"
 
 
+def test_recorder_forgives_only_an_icon_cancelled_by_leaving_the_page():
+    from types import SimpleNamespace as Request
+
+    from site_checks import Recorder
+
+    recorder = Recorder("http://127.0.0.1:8000/")
+    for url, failure in [
+            ("http://127.0.0.1:8000/_static/favicon.svg", "net::ERR_ABORTED"),
+            ("http://127.0.0.1:8000/favicon.ico", "net::ERR_ABORTED"),
+            ("http://127.0.0.1:8000/_static/favicon.svg", "net::ERR_FAILED"),
+            ("http://127.0.0.1:8000/_images/favicon.svg.png",
+             "net::ERR_ABORTED"),
+            ("http://127.0.0.1:8000/_static/book.css", "net::ERR_ABORTED")]:
+        recorder._failed(Request(url=url, failure=failure))
+    _, failed, _ = recorder.take()
+    assert failed == [
+        "http://127.0.0.1:8000/_static/favicon.svg (net::ERR_FAILED)",
+        "http://127.0.0.1:8000/_images/favicon.svg.png (net::ERR_ABORTED)",
+        "http://127.0.0.1:8000/_static/book.css (net::ERR_ABORTED)"]
+
+
 def test_alt_text_check_tells_a_path_from_a_description():
     assert not alt_is_a_description("../_images/e1b18ba7.png")
     assert not alt_is_a_description("")
