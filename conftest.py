@@ -26,8 +26,15 @@ sys.modules["kernel_server"] = kernel_server  # one server, for tests too
 _spec.loader.exec_module(kernel_server)
 
 
+def runs_tests(config):
+    """False in pytest-xdist's controller, which hands the tests to its
+    workers and runs none: it need not import torch to ask wanted()."""
+    return bool(hasattr(config, "workerinput")
+                or not getattr(config.option, "numprocesses", None))
+
+
 def pytest_configure(config):
-    if kernel_server.wanted():
+    if runs_tests(config) and kernel_server.wanted():
         from nbval.kernel import NbvalKernelspecManager
 
         kernel_server.use_stand_in(NbvalKernelspecManager)

@@ -3,18 +3,13 @@ on mininn through the `nn` fixture, which hands out one backend at a time."""
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 sys.path.insert(0, str(BOOK))  # `import mininn` and the book's helpers
-
-
-class ShareTorchTensors:
-    Parameter = torch.nn.Parameter
-    Buffer = torch.nn.Buffer
 
 
 class Backend:
@@ -26,11 +21,17 @@ class Backend:
 
     def __init__(self, name):
         self.name = name
+        # torch is imported here, not above: pytest-xdist's controller
+        # loads this file too, and runs no test (2 CPU-s, before any worker
+        # starts)
+        import torch
+
         if name == "mininn":
             import mininn
 
             # Parameter and Buffer are torch's own classes in mininn too
-            self._places = [mininn, ShareTorchTensors]
+            self._places = [mininn, SimpleNamespace(
+                Parameter=torch.nn.Parameter, Buffer=torch.nn.Buffer)]
         else:
             import torch.nn.modules.module as module
             import torch.nn.modules.utils as utils
