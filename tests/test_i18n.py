@@ -349,14 +349,14 @@ def test_chinese_search_indexes_chinese_words(zh_site):
 # The same checks as the English site's (tests/site_checks/), on every Chinese
 # page: on a phone (400 px) and on a wide screen (1400 px), one visit each.
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = i18n.dev.chromium()
 PHONE, WIDE = {"width": 400, "height": 850}, {"width": 1400, "height": 1000}
 CHAPTER_PAGES = {f"book/{path.stem}" for path in CHAPTERS}
 
 
 @pytest.fixture(scope="module")
 def zh_browser():
-    """Debian's chromium, through playwright, for this file's tests."""
+    """Debian's Chromium, through playwright, for this file's tests."""
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{CHROMIUM} is missing (.ci/install-browser)")

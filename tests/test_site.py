@@ -1,7 +1,7 @@
 """The website as a reader meets it.
 
 The book is built once with warnings as errors, served on localhost, and every
-page of the table of contents is opened in a real browser (Debian's chromium,
+page of the table of contents is opened in a real browser (Debian's Chromium,
 driven by playwright) twice: forwards by the "next" links in light mode on a
 wide screen (1400 px), backwards by the "previous" links in dark mode on a
 phone (390 px, touch). Each page must load with no console error, no failed
@@ -60,7 +60,7 @@ BUILT = os.environ.get("BOOK_SITE_BUILT")
 HTML = Path(BUILT).resolve() if BUILT else ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
 SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS") == "1"
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = book_files.CHROMIUM  # tools/dev.py's chromium()
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update",
@@ -225,7 +225,8 @@ def site(build):
 @pytest.fixture(scope="session")
 def browser():
     if not Path(CHROMIUM).exists():
-        message = (f"{CHROMIUM} is missing: install Debian's chromium "
+        message = (f"{CHROMIUM} is missing: install Debian's "
+                   "chromium-headless-shell "
                    "(.ci/install-browser) to run the browser tests")
         if IN_CI:
             pytest.fail(message)

@@ -10,7 +10,7 @@ At the end of an HTML build it writes, into the output folder:
 - ``book/whole-book.html``: every page of the table of contents, in order,
   as one page (the article of each, solutions open), with the site's CSS;
   and ``rebuilding-nn-module.pdf``, that page printed by headless Chromium
-  (through playwright), when ``/usr/bin/chromium`` is there.
+  (through playwright), when Debian's chromium is there (``dev.chromium()``).
 - It trims the MathJax tree that sphinx-mathjax-offline copies (24 MB) to
   what renders the book's math: ``tex-chtml.js`` and its fonts.
 
@@ -26,7 +26,6 @@ import datetime
 import functools
 import html
 import http.server
-import os
 import re
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import dev  # tools/dev.py: which browser prints the PDF
 import export  # tools/export.py: what a cell defines
 
 logger = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ ZIP_NAME = "rebuilding-nn-module-notebooks.zip"
 ZIP_FOLDER = "rebuilding-nn-module"
 PDF_NAME = "rebuilding-nn-module.pdf"
 WHOLE_BOOK = "whole-book.html"  # written beside the pages (book/)
-CHROMIUM = os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = dev.chromium()
 # What the pages load from the MathJax tree; the rest is deleted.
 MATHJAX_KEEP = ("tex-chtml.js", "output/chtml/fonts/woff-v2/")
 # A fixed date inside the zip, so the same sources give the same bytes.
