@@ -116,7 +116,7 @@ def merge():
 
 def cjk_font():
     """The Chinese PDF needs a font with Chinese glyphs (else: boxes);
-    tools/dev.py installs one with chromium (.ci/install-browser)."""
+    tools/dev.py installs one with the browser (.ci/install-browser)."""
     if not dev.chinese_font():
         print("note: no Chinese font (fc-list :lang=zh is empty): install "
               "fonts-wqy-microhei (.ci/install-browser) for the Chinese PDF",
