@@ -1,4 +1,5 @@
-"""What `tools/dev.py setup` leaves in .venv besides requirements.txt."""
+"""What `tools/dev.py setup` leaves in .venv besides requirements.txt, and
+which browser tools/dev.py hands the site's tests and the PDFs."""
 import importlib.util
 import sys
 from pathlib import Path
@@ -13,3 +14,17 @@ def test_packages_removed_after_the_install_stay_removed():
     left = [name for name in dev.UNWANTED
             if importlib.util.find_spec(name.replace("-", "_"))]
     assert not left, f"installed again: {left} (run `tools/dev.py setup`)"
+
+
+def test_the_headless_shell_is_chosen_first_and_chromium_otherwise(
+        tmp_path, monkeypatch):
+    shell, full = tmp_path / "chromium-headless-shell", tmp_path / "chromium"
+    monkeypatch.setattr(dev, "BROWSERS", (str(shell), str(full)))
+    monkeypatch.delenv("BOOK_CHROMIUM", raising=False)
+    assert dev.chromium() == str(shell)  # none installed: what to install
+    full.touch()
+    assert dev.chromium() == str(full)
+    shell.touch()
+    assert dev.chromium() == str(shell)
+    monkeypatch.setenv("BOOK_CHROMIUM", "/opt/another/chrome")
+    assert dev.chromium() == "/opt/another/chrome"
