@@ -12,7 +12,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 JS = Path(__file__).with_name("js")
-ICON = re.compile(r"/(_static/)?favicon\.(svg|ico)$")  # _config.yml's
+# the site's icon (_config.yml's html_favicon), and the one browsers guess
+ICON = re.compile(r"/(_static/)?favicon\.(svg|ico)$")
 
 
 @cache
