@@ -34,17 +34,24 @@ def runs_tests(config):
 
 
 def pytest_configure(config):
+    if not kernel_server.allowed():
+        return
+    if not hasattr(config, "workerinput") and kernel_server.notebooks_asked(
+            config.args, config.invocation_params.dir):
+        # the controller (or pytest alone): one server for every worker,
+        # importing while they start
+        kernel_server.SERVER.start()
     if runs_tests(config) and kernel_server.wanted():
         from nbval.kernel import NbvalKernelspecManager
 
         kernel_server.use_stand_in(NbvalKernelspecManager)
-        config.add_cleanup(kernel_server.SERVER.stop)
+    config.add_cleanup(kernel_server.SERVER.stop)  # the one it started
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     if type(item).__name__ == "IPyNbCell" and kernel_server.wanted():
-        kernel_server.SERVER.start()
+        kernel_server.SERVER.ready()
 
 
 # pytest-xdist (--dist loadfile) hands each worker a whole file at a time;

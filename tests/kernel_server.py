@@ -2,10 +2,11 @@
 
 Every notebook nbval checks gets a new kernel, and every new kernel used to
 spend about 5 CPU-s before its first line ran: Python and ipykernel
-starting, `import torch` (2 s), matplotlib (0.5 s), and torch._dynamo
-(1.7 s, imported the first time anything builds an optimizer). Under test,
-a kernel here is a child forked from a server that paid those imports once
-per pytest worker, so it starts in a fraction of a second. It is still a
+starting, `import torch` (2 s), matplotlib (0.5 s), torch._dynamo (1.7
+s, imported the first time anything builds an optimizer) and ipykernel's
+debugger (0.3 s). Under test, a kernel here is a child forked from a
+server that paid those imports once, so it starts in a fraction of a
+second. It is still a
 new process with a new IPython, an empty namespace and its own working
 directory and environment: only the module cache is shared, and the
 stored outputs are the ones a kernel started from scratch prints (nbval
@@ -18,6 +19,12 @@ compares every one of them).
                                       (signals, exit status), or, with no
                                       server to ask, becomes an ordinary
                                       `python -m ipykernel_launcher ARGS`
+
+One server serves the whole test command: the process that hands out the
+tests (pytest-xdist's controller, or pytest itself with `-n 0`) starts it
+when notebooks are among what it was asked to test, and its workers, which
+inherit the socket's path, ask it for their kernels. It pays its imports
+while the workers start, and once rather than once per worker.
 
 Not used (every kernel starts from scratch) with a CUDA build of torch (a
 process that has touched CUDA cannot be forked safely) or where
@@ -34,6 +41,7 @@ import struct
 import sys
 
 SOCKET_ENV = "MININN_KERNEL_SERVER"
+PID_ENV = "MININN_KERNEL_SERVER_PID"
 
 
 def plain_kernel(args):
@@ -44,9 +52,30 @@ def plain_kernel(args):
 
 # -- in the pytest process (conftest.py) ----------------------------------------
 
+def allowed():
+    """Whether kernels may come from a server here, as far as can be told
+    without importing torch (the server itself declines a CUDA build)."""
+    return os.environ.get("MININN_FRESH_KERNELS") != "1"
+
+
+def notebooks_asked(args, here):
+    """Whether pytest's arguments (or its testpaths), given in the folder
+    `here`, take in a chapter: a notebook, or a folder that holds one."""
+    from pathlib import Path
+
+    book = (Path(__file__).parent.parent / "book").resolve()
+    for arg in args:
+        path = (Path(here) / arg.split("::")[0]).resolve()
+        if path.suffix == ".ipynb" or (path.is_dir() and (
+                path == book or path in book.parents
+                or any(path.glob("*.ipynb")))):
+            return True
+    return False
+
+
 @functools.cache
 def wanted():
-    if os.environ.get("MININN_FRESH_KERNELS") == "1":
+    if not allowed():
         return False
     import torch
 
@@ -54,12 +83,20 @@ def wanted():
 
 
 class Server:
-    """One server per pytest process, started when its first notebook is."""
+    """The server this pytest process started (`start`), or the one it
+    inherited from the process that started its own (`ready`)."""
 
     def __init__(self):
         self.process = None
+        self.found = None  # what ready() found
+
+    @property
+    def pid(self):
+        return int(os.environ.get(PID_ENV, 0)) or None
 
     def start(self):
+        """Start the server; return at once (its imports take seconds).
+        The processes started from here on inherit where to find it."""
         import subprocess
         import tempfile
 
@@ -67,13 +104,51 @@ class Server:
             return
         self.folder = tempfile.TemporaryDirectory(prefix="mininn-kernels-")
         path = os.path.join(self.folder.name, "socket")
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, "serve", path],
-            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-        if self.process.stdout.readline() != "ready\n":  # no fork, then
-            self.stop()
-            return
+        # What the server and its kernels write to stderr (ipykernel's
+        # warnings as each kernel starts) goes to a log, not the terminal.
+        with open(path + ".log", "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, __file__, "serve", path],
+                stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                stderr=log)
         os.environ[SOCKET_ENV] = path  # the stand-ins inherit it
+        os.environ[PID_ENV] = str(self.process.pid)
+
+    def ready(self, timeout=120):
+        """Wait until the server listens (the socket appears once it does);
+        start one first if this process has none. Without a server (it
+        declined or failed, or is not listening by the deadline), the
+        stand-ins start plain kernels."""
+        import time
+
+        if self.found is not None:
+            return self.found
+        if SOCKET_ENV not in os.environ:
+            self.start()
+        path = os.environ[SOCKET_ENV]
+        deadline = time.monotonic() + timeout
+        self.found = True
+        while not os.path.exists(path):
+            if (os.path.exists(path + ".unavailable")
+                    or time.monotonic() > deadline
+                    or (self.process and self.process.poll() is not None)):
+                os.environ.pop(SOCKET_ENV, None)
+                self.found = False
+                break
+            time.sleep(0.05)
+        if not self.found:
+            import warnings
+
+            try:
+                with open(path + ".log", encoding="utf-8",
+                          errors="replace") as log:
+                    said = log.read()[-2000:]
+            except OSError:
+                said = ""
+            warnings.warn("no kernel server: every notebook starts a kernel "
+                          f"from scratch here. The server said:\n{said}",
+                          stacklevel=2)
+        return self.found
 
     def stop(self):
         import subprocess
@@ -81,15 +156,15 @@ class Server:
         if self.process is None:
             return
         os.environ.pop(SOCKET_ENV, None)
+        os.environ.pop(PID_ENV, None)
         self.process.terminate()  # it kills its kernels, then exits
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        self.process.stdout.close()
         self.folder.cleanup()
-        self.process = None
+        self.process = self.found = None
 
 
 SERVER = Server()
@@ -154,28 +229,57 @@ def recv_exactly(conn, size):
 # -- the server ------------------------------------------------------------------
 
 def preload():
-    """What every chapter's first cells import, and what ipykernel imports."""
+    """What every chapter's first cells import, and what ipykernel imports;
+    False, importing nothing more, with a CUDA build of torch."""
+    import torch
+
+    if torch.version.cuda is not None:  # see the module's docstring
+        return False
     # ipykernel sets this before a kernel's first cell; matplotlib reads it
     # once, when it is imported
     os.environ.setdefault("MPLBACKEND",
                           "module://matplotlib_inline.backend_inline")
-    import ipykernel.kernelapp  # noqa: F401
+    import ipykernel.kernelapp
     import matplotlib.pyplot  # noqa: F401
     import numpy  # noqa: F401
-    import torch
     import torch._dynamo  # the first optimizer a chapter builds imports it
     import torch.optim
 
+    # Every kernel imports its debugger (debugpy, 0.3 CPU-s) as it starts.
+    # debugpy warns on stderr, as it is imported, that Python's own modules
+    # are frozen (only a debugging session would mind); the variable quiets
+    # that one warning, for this import only.
+    quiet = "PYDEVD_DISABLE_FILE_VALIDATION"
+    before = os.environ.get(quiet)
+    os.environ[quiet] = "1"
+    import ipykernel.debugger  # noqa: F401
+    if before is None:
+        del os.environ[quiet]
+    else:
+        os.environ[quiet] = before
+
+    import threading
+
     assert not torch.cuda.is_initialized()
+    assert threading.active_count() == 1  # no thread a fork would lose
+    return True
 
 
 def serve(path):
-    preload()
+    usable = False
+    try:
+        usable = preload()
+    finally:
+        if not usable:  # clients stop waiting, and start plain kernels
+            open(path + ".unavailable", "w").close()
+    if not usable:
+        return
+    # Bound under another name and renamed once listening: a client that
+    # finds the socket can connect at once.
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(8)
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
+    listener.bind(path + ".binding")
+    listener.listen(16)
+    os.rename(path + ".binding", path)
     parent = os.getppid()
     kernels = {}  # pid -> the stand-in's connection
     stopping = []

@@ -57,7 +57,7 @@ def wait_until_running(client, msg_id, timeout=30):
 @pytest.fixture
 def kernel():
     """Started as nbval starts one: its spec, a notebook's folder."""
-    kernel_server.SERVER.start()
+    assert kernel_server.SERVER.ready()
     manager = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME,
                             kernel_spec_manager=NbvalKernelspecManager())
     manager.start_kernel(cwd=BOOK, env={**os.environ, "PROBE": "yes"})
@@ -78,7 +78,7 @@ def test_a_kernel_is_forked_but_set_up_as_a_new_one(kernel):
     assert reply["status"] == "ok", reply
     cwd, path0, parent, probe, torch, helpers, fresh = printed.split()
     assert (cwd, path0) == (BOOK, BOOK)  # `import helpers` works
-    assert int(parent) == kernel_server.SERVER.process.pid  # forked
+    assert int(parent) == kernel_server.SERVER.pid  # forked
     assert probe == "yes"  # the environment nbval gave it
     assert (torch, helpers, fresh) == ("True", "False", "True")
 
@@ -130,3 +130,42 @@ def test_without_a_server_the_stand_in_is_a_plain_kernel(monkeypatch):
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+ROOT = os.path.dirname(BOOK)
+
+
+@pytest.mark.parametrize("args, here, asked", [
+    (["tests", "book"], ROOT, True),            # the testpaths
+    (["."], ROOT, True),
+    ([".."], BOOK, True),                       # above the book
+    (["book/05_hooks.ipynb::Cell 3"], ROOT, True),
+    (["05_hooks.ipynb"], BOOK, True),
+    (["tests/test_layers.py"], ROOT, False),
+    (["tests", "tests/test_hooks.py::test_x"], ROOT, False),
+    (["book/_ext"], ROOT, False),               # inside, without notebooks
+])
+def test_a_server_is_started_only_when_a_chapter_is_asked_for(args, here,
+                                                            asked):
+    assert kernel_server.notebooks_asked(args, here) is asked
+
+
+def test_kernels_come_from_the_one_server_the_controller_started():
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        pytest.skip("only pytest-xdist's workers share a server")
+    kernel_server.SERVER.ready()
+    assert kernel_server.SERVER.process is None  # not this worker's own
+    assert kernel_server.SERVER.pid != os.getpid()
+    assert os.path.exists(os.environ[kernel_server.SOCKET_ENV])
+
+
+def test_without_a_listening_server_kernels_start_plain_and_it_is_said(
+        tmp_path, monkeypatch):
+    path = tmp_path / "socket"
+    (tmp_path / "socket.unavailable").touch()
+    (tmp_path / "socket.log").write_text("ImportError: no torch\n")
+    monkeypatch.setenv(kernel_server.SOCKET_ENV, str(path))
+    with pytest.warns(UserWarning, match="(?s)from scratch.*no torch"):
+        assert kernel_server.Server().ready(timeout=5) is False
+    assert kernel_server.SOCKET_ENV not in os.environ  # plain kernels
+
