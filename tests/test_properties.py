@@ -11,6 +11,8 @@ we ask them: names, order, identity, values, modes and loading.
 Hypothesis runs under a fixed profile (derandomized, no example database),
 so the suite draws the same trees on every run and on every machine.
 """
+import functools
+
 import pytest
 import torch
 import torch.nn
@@ -59,8 +61,20 @@ def entries(draw, depth, min_size=0):
     With `min_size`, the first entry is a child: hypothesis otherwise
     favours flat trees, and flat trees test little.
     """
+    child, entry = entry_kinds(depth)
+    values = draw(st.lists(entry, max_size=3))
+    if min_size:
+        values = [draw(child)] + values
+    names = draw(st.lists(NAMES, unique=True, min_size=4, max_size=4))
+    return list(zip(names, values))
+
+
+@functools.cache
+def entry_kinds(depth):
+    """(a child entry, any entry) of a Module node at `depth`: built once
+    per depth, not on every draw (hypothesis draws thousands)."""
     child = st.tuples(st.just("child"), nodes(depth))
-    entry = st.one_of(
+    return child, st.one_of(
         child,
         st.tuples(st.just("param"), SHAPES, st.booleans()),
         st.tuples(st.just("param_none")),
@@ -70,11 +84,6 @@ def entries(draw, depth, min_size=0):
         st.tuples(st.just("shared"), REF),
         st.tuples(st.just("tied"), REF),
     )
-    values = draw(st.lists(entry, max_size=3))
-    if min_size:
-        values = [draw(child)] + values
-    names = draw(st.lists(NAMES, unique=True, min_size=4, max_size=4))
-    return list(zip(names, values))
 
 
 @st.composite
