@@ -54,34 +54,45 @@ def squeezed(text):
     return re.sub(r"\s+", "", text)
 
 
-def last_frame(image):
-    """(top row, bottom row, first column right of the bar) of the lowest
-    green-barred frame in an RGB image, or None."""
+def greenish(image):
+    """Where a pixel of an RGB (or BGR) image is green well above its red
+    and blue: GREEN_MARGIN above the larger of them. In bytes, without a
+    wider copy of the image: a pixel whose red or blue is above 255 -
+    GREEN_MARGIN can never be, and is clamped there so the sum fits."""
     import numpy as np
 
-    greenish = (image[:, :, 1] - np.maximum(image[:, :, 0], image[:, :, 2])
-                > GREEN_MARGIN)
-    rows = np.nonzero(greenish.any(axis=1))[0]
+    other = np.maximum(image[:, :, 0], image[:, :, 2])
+    np.minimum(other, 255 - GREEN_MARGIN, out=other)
+    other += GREEN_MARGIN
+    return image[:, :, 1] > other
+
+
+def last_frame(green):
+    """(top row, bottom row, first column right of the bar) of the lowest
+    green-barred frame, given where an image is green (greenish), or
+    None."""
+    import numpy as np
+
+    rows = np.flatnonzero(green.any(axis=1))
     if not len(rows):
         return None
-    gaps = np.nonzero(np.diff(rows) > 1)[0]
+    gaps = np.flatnonzero(np.diff(rows) > 1)
     top = rows[gaps[-1] + 1] if len(gaps) else rows[0]
     bottom = rows[-1]
     # The bar: columns green on (nearly) every row of the run.
-    counts = greenish[top:bottom + 1].sum(axis=0)
-    bar = np.nonzero(counts >= 0.8 * (bottom - top + 1))[0]
+    counts = np.count_nonzero(green[top:bottom + 1], axis=0)
+    bar = np.flatnonzero(counts >= 0.8 * (bottom - top + 1))
     if not len(bar):
         return None
     return int(top), int(bottom), int(bar.max()) + 1
 
 
-def frame_runs(image):
+def frame_runs(green):
+    """How many runs of rows with green in them (code frames) a page has."""
     import numpy as np
 
-    greenish = (image[:, :, 1] - np.maximum(image[:, :, 0], image[:, :, 2])
-                > GREEN_MARGIN)
-    rows = np.nonzero(greenish.any(axis=1))[0]
-    return 0 if not len(rows) else int((np.diff(rows) > 1).sum()) + 1
+    rows = np.flatnonzero(green.any(axis=1))
+    return 0 if not len(rows) else int(np.count_nonzero(np.diff(rows) > 1)) + 1
 
 
 def scan(path, right_margin_mm=14.0, text=True):
@@ -116,10 +127,15 @@ def scan(path, right_margin_mm=14.0, text=True):
         image = page.render(
             scale=scale, draw_annots=False, no_smoothtext=True,
             no_smoothpath=True, no_smoothimage=True,
-        ).to_numpy()[:, :, :3].astype(np.int16)
-        dark = image.max(axis=2) < INK
+        ).to_numpy()
+        # Ink: all three colours darker than INK (channel by channel: a
+        # reduction over the colour axis costs several times more).
+        dark = image[:, :, 0] < INK
+        dark &= image[:, :, 1] < INK
+        dark &= image[:, :, 2] < INK
+        green = greenish(image)
         edge = int(round((width - right_margin_mm / 25.4 * 72) * scale)) + 1
-        frame = last_frame(image)
+        frame = last_frame(green)
         empty, height = False, 0.0
         if frame:
             top, bottom, left = frame
@@ -131,9 +147,9 @@ def scan(path, right_margin_mm=14.0, text=True):
             words = textpage.get_text_bounded()
             textpage.close()
         result.sheets.append(Sheet(
-            number=index + 1, text=words, frames=frame_runs(image),
+            number=index + 1, text=words, frames=frame_runs(green),
             last_frame_empty=empty, last_frame_height=height,
-            ink_past_right_margin=int(dark[:, edge:].sum())))
+            ink_past_right_margin=int(np.count_nonzero(dark[:, edge:]))))
         page.close()
     pdf.close()
     return result
