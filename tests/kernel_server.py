@@ -2,14 +2,13 @@
 
 Every notebook nbval checks gets a new kernel, and every new kernel used to
 spend about 5 CPU-s before its first line ran: Python and ipykernel
-starting, `import torch` (2 s), matplotlib (0.5 s), torch._dynamo (1.7
-s, imported the first time anything builds an optimizer) and ipykernel's
-debugger (0.3 s). Under test, a kernel here is a child forked from a
-server that paid those imports once, so it starts in a fraction of a
-second. It is still a
-new process with a new IPython, an empty namespace and its own working
-directory and environment: only the module cache is shared, and the
-stored outputs are the ones a kernel started from scratch prints (nbval
+starting, `import torch` (2 s), matplotlib (0.5 s), torch._dynamo (1.7 s,
+imported the first time anything builds an optimizer) and ipykernel's
+debugger (0.3 s). Under test, a kernel here is a child forked from a server
+that paid those imports once, so it starts in a fraction of a second. It is
+still a new process with a new IPython, an empty namespace and its own
+working directory and environment: only the module cache is shared, and
+the stored outputs are the ones a kernel started from scratch prints (nbval
 compares every one of them).
 
     kernel_server.py serve SOCKET     the server (started by conftest.py)

@@ -686,6 +686,24 @@ def test_pdf_of_the_whole_book_is_built_with_the_site(pdf):
     assert {f"{page_id(d)}--top" for d in PAGES} <= set(pdf.destinations)
 
 
+def test_green_is_found_in_bytes_as_in_wider_integers():
+    # greenish() works on the rendered bytes (no int16 copy of each page):
+    # the same pixels as G - max(R, B) > GREEN_MARGIN, at the clamp too.
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    image = rng.integers(0, 256, (64, 64, 4), dtype=np.uint8)
+    edges = [(194, 255, 0), (195, 255, 0), (255, 255, 255), (0, 61, 0),
+             (0, 60, 0), (0, 255, 194), (0, 255, 195)]
+    image[0, :len(edges), :3] = edges
+    wide = image[:, :, :3].astype(np.int16)
+    expected = (wide[:, :, 1] - np.maximum(wide[:, :, 0], wide[:, :, 2])
+                > pdf_checks.GREEN_MARGIN)
+    assert (pdf_checks.greenish(image) == expected).all()
+    assert list(expected[0, :len(edges)]) == [True, False, False, True,
+                                              False, True, False]
+
+
 def test_pdf_has_no_page_that_ends_in_an_empty_code_frame(pdf):
     # A code cell's frame that starts at the foot of a page while its code
     # goes on to the next leaves an empty box behind (book.css keeps a
