@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from support import raises_exactly
+import torch
+
+from support import manual_seed, raises_exactly
 
 TESTS = Path(__file__).resolve().parent
 
@@ -90,3 +92,13 @@ def test_support_needs_only_torch():
                 for alias in (node.names if isinstance(node, ast.Import)
                               else [ast.alias(node.module or "")])}
     assert imported - sys.stdlib_module_names == {"torch"}, imported
+
+
+def test_manual_seed_seeds_the_generator_the_tests_draw_from():
+    torch.manual_seed(3)
+    expected = torch.randn(4), torch.nn.Linear(2, 2).weight
+    manual_seed(3)
+    drawn = torch.randn(4), torch.nn.Linear(2, 2).weight
+    assert all(torch.equal(a, b) for a, b in zip(expected, drawn))
+    manual_seed(4)
+    assert not torch.equal(torch.randn(4), expected[0])
