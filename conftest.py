@@ -1,6 +1,7 @@
 """Loaded by pytest for every test under the repository root: the notebooks
 (nbval) as well as tests/. The kernels nbval starts inherit this
 environment, so it is set here, before any kernel starts."""
+import gc
 import importlib.util
 import os
 import sys
@@ -78,3 +79,14 @@ def pytest_collection_modifyitems(session, config, items):
         return LONGEST_FIRST.get(path, 0)
 
     items.sort(key=seconds, reverse=True)  # stable: in-file order is kept
+
+
+def pytest_collection_finish(session):
+    """Everything alive once the tests are collected (torch, mininn, every
+    test module and item: about 380,000 objects) stays alive to the end.
+    Frozen, it is left out of the collector's full passes, which would
+    otherwise walk all of it some ten times per worker for the few
+    thousand objects each test leaves behind."""
+    if runs_tests(session.config):
+        gc.collect()
+        gc.freeze()
