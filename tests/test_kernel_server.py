@@ -18,7 +18,8 @@ pytestmark = pytest.mark.skipif(not kernel_server.wanted(),
 PROBE = """import os, sys
 print(os.getcwd(), sys.path[0], os.getppid(), os.environ["PROBE"],
       "torch" in sys.modules, "helpers" in sys.modules,
-      not {"serve", "preload", "kernels", "conn"} & set(dir()))"""
+      not {"serve", "preload", "kernels", "conn"} & set(dir()),
+      __import__("gc").get_freeze_count() > 100_000)"""
 
 
 def run(client, code, timeout=30):
@@ -76,11 +77,13 @@ def test_a_kernel_is_forked_but_set_up_as_a_new_one(kernel):
                                               "launch"]
     printed, reply = run(client, PROBE)
     assert reply["status"] == "ok", reply
-    cwd, path0, parent, probe, torch, helpers, fresh = printed.split()
+    cwd, path0, parent, probe, torch, helpers, fresh, frozen = (
+        printed.split())
     assert (cwd, path0) == (BOOK, BOOK)  # `import helpers` works
     assert int(parent) == kernel_server.SERVER.pid  # forked
     assert probe == "yes"  # the environment nbval gave it
     assert (torch, helpers, fresh) == ("True", "False", "True")
+    assert frozen == "True"  # what the server imported: kernel_server.freeze
 
 
 def test_an_interrupt_reaches_the_kernel(kernel):
