@@ -21,6 +21,7 @@ BOOK_SITE_BUILT=<folder> runs these tests against a site built before, with
 no build (the build's own tests are then skipped); BOOK_SCREENSHOTS=1 saves a
 screenshot of every page, light and dark, under _build/screenshots/.
 """
+import gc
 import json
 import os
 import re
@@ -467,6 +468,28 @@ def test_page_images_have_alt_text_that_is_not_a_path(visits, docname):
            for i in visits["light", docname]["images"]
            if not alt_is_a_description(i["alt"])]
     assert not bad, f"{page_id(docname)}: images without alt text: {bad}"
+
+
+def test_the_build_freezes_what_lives_to_its_end():
+    """book_files leaves Sphinx and its extensions (builder-inited), then
+    the pages' environment (env-updated), out of the collector's passes."""
+    connected = []
+
+    class App:  # records what book_files.setup connects
+        def connect(self, event, handler, priority=500):
+            connected.append((event, handler))
+
+        def __getattr__(self, name):
+            return lambda *args, **kwargs: None
+
+    book_files.setup(App())
+    assert sorted(event for event, handler in connected
+                  if handler is book_files.freeze_what_lives_on) == [
+        "builder-inited", "env-updated"]
+    before = gc.get_freeze_count()
+    alive = [[] for _ in range(1000)]
+    book_files.freeze_what_lives_on(App(), None)
+    assert gc.get_freeze_count() >= before + len(alive)
 
 
 def test_recorder_forgives_only_an_icon_cancelled_by_leaving_the_page():

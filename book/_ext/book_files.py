@@ -24,6 +24,7 @@ search ranks index entries far above words in the text).
 import contextlib
 import datetime
 import functools
+import gc
 import html
 import http.server
 import re
@@ -915,6 +916,16 @@ def lighten_pages(outdir, search_as_you_type=False):
 
 # --------------------------------------------------------------------------
 
+def freeze_what_lives_on(app, *_):
+    """Sphinx with its extensions and configuration (at builder-inited),
+    then the environment of the pages read (at env-updated), live to the
+    end of the build: some 270,000 objects. Frozen, they are left out of
+    the collector's full passes, which would walk all of them again and
+    again (the English build's collections: 1.2 CPU-s, then 0.5)."""
+    gc.collect()
+    gc.freeze()
+
+
 def builder_inited(app):
     app.env.book_files_pages = toc_pages(app)
     ok, why = pdf_possible()
@@ -984,6 +995,8 @@ def setup(app):
     app.add_js_file("book.js", loading_method="defer")
     app.connect("config-inited", use_search_scorer)
     app.connect("builder-inited", builder_inited)
+    app.connect("builder-inited", freeze_what_lives_on)
+    app.connect("env-updated", freeze_what_lives_on)
     app.connect("html-page-context", add_download_note)
     app.connect("html-page-context", add_licence_to_footer)
     # After sphinx-book-theme has made its header buttons (priority 501).
