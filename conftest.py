@@ -83,7 +83,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 def pytest_collection_finish(session):
     """Everything alive once the tests are collected (torch, mininn, every
-    test module and item: about 380,000 objects) stays alive to the end.
+    test module and item: some 300,000 objects) stays alive to the end.
     Frozen, it is left out of the collector's full passes, which would
     otherwise walk all of it some ten times per worker for the few
     thousand objects each test leaves behind."""

@@ -265,7 +265,7 @@ def preload():
 
 
 def freeze():
-    """Leave what the server imported (some 400,000 objects, every kernel's
+    """Leave what the server imported (some 350,000 objects, every kernel's
     too) out of the collector's full passes, in the server and in every
     kernel forked from it: a pass would walk all of it, and write to each
     object it walks, so the kernel would copy the pages it shares with the

@@ -15,9 +15,9 @@ def manual_seed(number):
     Where CUDA cannot start (no GPU, or torch's CPU build), torch.manual_seed
     also queues the seed for a CUDA that never comes, with a formatted copy
     of the whole stack (torch.cuda._lazy_call): under pytest and
-    hypothesis, 1.3 ms a call, 2.5 CPU-s for the 1,945 calls of the tests
-    (measured). There only the CPU's generator is seeded; with CUDA, torch's own
-    function seeds every device, as before."""
+    hypothesis, 1.3 ms a call, 2.5 CPU-s for the tests' 1,945 calls. There
+    only the CPU's generator is seeded; with CUDA, torch's own function
+    seeds every device, as before."""
     if torch.cuda.is_available():
         torch.manual_seed(number)
     else:
