@@ -18,12 +18,27 @@ compares every one of them).
                                       (signals, exit status), or, with no
                                       server to ask, becomes an ordinary
                                       `python -m ipykernel_launcher ARGS`
+    kernel_server.py python ARGS...   the same for `python ARGS` (`-c CODE
+                                      ...` or `SCRIPT ...`): what a test
+                                      runs "in another process" that needs
+                                      torch (python_command builds it)
 
 One server serves the whole test command: the process that hands out the
 tests (pytest-xdist's controller, or pytest itself with `-n 0`) starts it
 when notebooks are among what it was asked to test, and its workers, which
 inherit the socket's path, ask it for their kernels. It pays its imports
 while the workers start, and once rather than once per worker.
+
+A test that wants a new process with torch imported asks for one the same
+way (python_command): a new `python -c` or script costs 2.5 CPU-s before
+its first line, most of it `import torch`. Such a process has what the
+server imported already imported (torch, numpy, ipykernel, and matplotlib
+with the notebooks' inline backend), as settings read at import fixed
+them. So where a request's environment differs from the server's in a
+variable read as Python or torch start (PYTHON*, TORCH*, OMP_*, ...; see
+STARTUP_VARIABLES), or a request asks for more than `-c` or a script, the
+forked child becomes the plain kernel or `python ARGS` instead (it execs
+one).
 
 Not used (every kernel starts from scratch) with a CUDA build of torch (a
 process that has touched CUDA cannot be forked safely) or where
@@ -103,8 +118,10 @@ class Server:
             return
         self.folder = tempfile.TemporaryDirectory(prefix="mininn-kernels-")
         path = os.path.join(self.folder.name, "socket")
-        # What the server and its kernels write to stderr (ipykernel's
-        # warnings as each kernel starts) goes to a log, not the terminal.
+        # What the server writes to stderr goes to a log, not the
+        # terminal; a child forked from it writes to its stand-in's
+        # stdout and stderr (sent with the request), as a process started
+        # from scratch would.
         with open(path + ".log", "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, __file__, "serve", path],
@@ -169,6 +186,15 @@ class Server:
 SERVER = Server()
 
 
+def python_command(*args):
+    """The command that runs `python ARGS` in a new process: forked from
+    the server when this test command has one, started from scratch
+    otherwise (or when the server declined, or is gone by then)."""
+    if SOCKET_ENV in os.environ and SERVER.ready():
+        return [sys.executable, __file__, "python", *args]
+    return [sys.executable, *args]
+
+
 def use_stand_in(manager_class):
     """nbval's kernel spec (`python -m ipykernel_launcher -f FILE`), with
     this file's stand-in in ipykernel's place."""
@@ -186,14 +212,17 @@ def use_stand_in(manager_class):
 
 # -- the stand-in that jupyter_client starts ----------------------------------
 
-def launch(args):
+def launch(kind, args):
+    """Stand for a `kind` ("kernel" or "python") forked with `args`."""
     path = os.environ.get(SOCKET_ENV)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
     except (OSError, TypeError):  # no server (yet, or any more)
+        if kind == "python":
+            os.execv(sys.executable, [sys.executable, *args])
         plain_kernel(args)
-    request = pickle.dumps((args, os.getcwd(), dict(os.environ)))
+    request = pickle.dumps((kind, args, os.getcwd(), dict(os.environ)))
     socket.send_fds(conn, [struct.pack("!I", len(request)) + request],
                     [0, 1, 2])
     pid = struct.unpack("!i", recv_exactly(conn, 4))[0]
@@ -277,6 +306,7 @@ def freeze():
 
 
 def serve(path):
+    STARTED_WITH.update(os.environ)
     usable = False
     try:
         usable = preload()
@@ -316,18 +346,20 @@ def serve(path):
 
 
 def fork_kernel(conn, listener, kernels):
-    size = struct.unpack("!I", recv_exactly(conn, 4))[0]
-    message, fds, _, _ = socket.recv_fds(conn, size, 3)
-    while len(message) < size:
-        message += conn.recv(size - len(message))
-    args, cwd, environ = pickle.loads(message)
+    # the descriptors come with the first bytes, the length: read them
+    # with recv_fds (a plain recv would drop them)
+    header, fds, _, _ = socket.recv_fds(conn, 4, 3)
+    header += recv_exactly(conn, 4 - len(header))
+    size = struct.unpack("!I", header)[0]
+    message = recv_exactly(conn, size)
+    kind, args, cwd, environ = pickle.loads(message)
     pid = os.fork()
     if pid:
         for fd in fds:
             os.close(fd)
         conn.sendall(struct.pack("!i", pid))
         return pid
-    try:  # the kernel: a new process, set up as `python -m` would
+    try:  # the child: a new process, set up as `python` would
         listener.close()
         for other in kernels.values():
             other.close()
@@ -342,13 +374,18 @@ def fork_kernel(conn, listener, kernels):
         os.chdir(cwd)
         os.environ.clear()
         os.environ.update(environ)
-        sys.path[0] = cwd  # `python -m` puts the working directory first
-        sys.argv = ["ipykernel_launcher", *args]
         reseed()
-        from ipykernel import kernelapp
+        if kind == "python":
+            code = run_python(args)
+        elif not starts_up_the_same(environ):
+            plain_kernel(args)
+        else:
+            sys.path[0] = cwd  # `python -m` puts the working directory first
+            sys.argv = ["ipykernel_launcher", *args]
+            from ipykernel import kernelapp
 
-        kernelapp.launch_new_instance()
-        code = 0
+            kernelapp.launch_new_instance()
+            code = 0
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else 1
     except BaseException:
@@ -360,6 +397,66 @@ def fork_kernel(conn, listener, kernels):
         sys.stdout.flush()
         sys.stderr.flush()
     os._exit(code)
+
+
+# Read by Python or torch once, as they start or are imported: a forked
+# child has the server's reading of them.
+STARTUP_VARIABLES = ("PYTHON", "TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_",
+                     "OPENBLAS", "MPL", "LD_")
+# ... except those torch sets itself as it runs, and reads only then: a test
+# process that has compiled something has TORCHINDUCTOR_CACHE_DIR.
+SET_BY_TORCH = ("TORCHINDUCTOR_CACHE_DIR",)
+STARTED_WITH = {}  # the server's environment as it started (serve)
+
+
+def starts_up_the_same(environ):
+    """Whether `environ` and the server's agree in every variable read as
+    Python or torch start (a forked child has the server's reading)."""
+    def startup(env):
+        return {k: v for k, v in env.items()
+                if k.startswith(STARTUP_VARIABLES) and k not in SET_BY_TORCH}
+
+    return startup(environ) == startup(STARTED_WITH)
+
+
+def run_python(args):
+    """Do what `python ARGS` does (`-c CODE ARG...` or `SCRIPT ARG...`) in
+    this forked child, in a new __main__; return the exit status. The exit
+    handlers that run are the ones its code registered, not the server's;
+    non-daemon threads it started are waited for, as at any exit."""
+    import atexit
+    import runpy
+    import threading
+    import traceback
+    import types
+
+    runs_code = args[:1] == ["-c"] and len(args) > 1 or (
+        args[:1] != [] and not args[0].startswith("-"))  # or a script
+    if not (runs_code and starts_up_the_same(os.environ)):
+        os.execv(sys.executable, [sys.executable, *args])
+    atexit._clear()
+    code = 0
+    try:
+        if args[0] == "-c":
+            sys.argv = ["-c", *args[2:]]
+            sys.path[0] = ""
+            main = types.ModuleType("__main__")
+            main.__builtins__ = __builtins__
+            sys.modules["__main__"] = main
+            exec(compile(args[1], "<string>", "exec"), main.__dict__)
+        else:
+            sys.argv = list(args)
+            sys.path[0] = os.path.dirname(os.path.realpath(args[0]))
+            runpy.run_path(args[0], run_name="__main__")
+    except SystemExit as done:
+        code = (done.code if isinstance(done.code, int) or done.code is None
+                else (print(done.code, file=sys.stderr) or 1)) or 0
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    threading._shutdown()
+    atexit._run_exitfuncs()
+    return code
 
 
 def die_with_the_server():
@@ -413,6 +510,8 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["serve"]:
         serve(sys.argv[2])
     elif sys.argv[1:2] == ["launch"]:
-        launch(sys.argv[2:])
+        launch("kernel", sys.argv[2:])
+    elif sys.argv[1:2] == ["python"]:
+        launch("python", sys.argv[2:])
     else:
         sys.exit(__doc__)

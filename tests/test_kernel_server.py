@@ -3,6 +3,8 @@ from a server that imported torch, yet set up as a new `python -m
 ipykernel_launcher` would be, and stopped and interrupted like one."""
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -84,6 +86,13 @@ def test_a_kernel_is_forked_but_set_up_as_a_new_one(kernel):
     assert probe == "yes"  # the environment nbval gave it
     assert (torch, helpers, fresh) == ("True", "False", "True")
     assert frozen == "True"  # what the server imported: kernel_server.freeze
+    if os.path.isdir("/proc/self/fd"):  # its output goes where its stand-in's
+        stand_in = manager.provisioner.process.pid
+        printed, _ = run(client, "import os; print(*(os.readlink("
+                                 "f'/proc/self/fd/{n}') for n in (1, 2)), "
+                                 "sep='|')")
+        assert printed.rstrip("\n").split("|") == [
+            os.readlink(f"/proc/{stand_in}/fd/{n}") for n in (1, 2)]
 
 
 def test_an_interrupt_reaches_the_kernel(kernel):
@@ -172,3 +181,92 @@ def test_without_a_listening_server_kernels_start_plain_and_it_is_said(
         assert kernel_server.Server().ready(timeout=5) is False
     assert kernel_server.SOCKET_ENV not in os.environ  # plain kernels
 
+
+
+# -- `python ARGS` forked: kernel_server.python_command -----------------------
+
+SAYS = """import atexit, os, sys
+atexit.register(print, "exit handlers ran")
+print(os.getppid(), os.getcwd(), repr(sys.path[0]), sys.argv[1:],
+      __name__, "torch" in sys.modules,
+      not {"serve", "preload", "kernels", "conn"} & set(dir()))
+sys.exit(int(sys.argv[-1]))"""
+
+
+def python(tmp_path, *args, **env):
+    """(exit status, stdout lines, stderr) of python_command(ARGS) run in
+    tmp_path with `env` added to this process's environment."""
+    done = subprocess.run(kernel_server.python_command(*args), cwd=tmp_path,
+                          env={**os.environ, **env}, capture_output=True,
+                          text=True, timeout=60)
+    return done.returncode, done.stdout.splitlines(), done.stderr
+
+
+@pytest.fixture
+def server():
+    assert kernel_server.SERVER.ready()
+    return kernel_server.SERVER.pid
+
+
+def test_python_c_is_forked_but_runs_as_a_new_python(server, tmp_path):
+    assert kernel_server.python_command("-c", "")[1:3] == [
+        kernel_server.__file__, "python"]
+    status, lines, err = python(tmp_path, "-c", SAYS, "a b", "3")
+    assert status == 3, err
+    assert lines == [f"{server} {tmp_path} '' ['a b', '3'] __main__ True "
+                     "True", "exit handlers ran"]
+
+
+def test_a_script_is_forked_but_runs_as_python_script(server, tmp_path):
+    script = tmp_path / "sub" / "says.py"
+    script.parent.mkdir()
+    script.write_text(SAYS.replace("sys.argv[1:]", "sys.argv, __file__")
+                      + "\n")
+    status, lines, err = python(tmp_path, str(script), "0")
+    assert status == 0, err
+    assert lines == [
+        f"{server} {tmp_path} {str(script.parent)!r} {[str(script), '0']} "
+        f"{script} __main__ True True", "exit handlers ran"]
+    script.write_text("import sys\nsys.stdout.write('before ')\n1 / 0\n")
+    status, lines, err = python(tmp_path, str(script))
+    assert (status, lines) == (1, ["before "])
+    assert err.rstrip().endswith("ZeroDivisionError: division by zero"), err
+
+
+def test_a_different_start_up_environment_gets_a_plain_python(server,
+                                                               tmp_path):
+    code = "import os, sys; print(os.getppid(), 'torch' in sys.modules)"
+    for variable in ("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "PYTHONHASHSEED",
+                     "OMP_NUM_THREADS"):
+        status, lines, err = python(tmp_path, "-c", code, **{variable: "7"})
+        assert (status, lines) == (0, [f"{server} False"]), (variable, err)
+    status, lines, err = python(tmp_path, "-c", code, MININN_QUICK="7")
+    assert (status, lines) == (0, [f"{server} True"]), err  # not read then
+
+
+def test_a_kernel_started_in_another_start_up_environment_is_plain(server):
+    manager = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME,
+                            kernel_spec_manager=NbvalKernelspecManager())
+    manager.start_kernel(cwd=BOOK, env={**os.environ, "PYTHONHASHSEED": "7"})
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=30)
+        printed, _ = run(client, "import os, sys; print(os.getppid(), "
+                                 "'torch' in sys.modules)")
+        assert printed.split() == [str(server), "False"]  # exec'd in the fork
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def test_without_a_server_python_command_is_plain_python(monkeypatch,
+                                                          tmp_path):
+    monkeypatch.delenv(kernel_server.SOCKET_ENV, raising=False)
+    assert kernel_server.python_command("-c", "pass") == [
+        sys.executable, "-c", "pass"]
+    stand_in = [sys.executable, kernel_server.__file__, "python", "-c",
+                "import os, sys; print(os.getppid(), 'torch' in sys.modules)"]
+    done = subprocess.run(stand_in, capture_output=True, text=True,
+                          timeout=60)  # a stand-in that finds no server
+    assert done.stdout.split() == [str(os.getpid()), "False"], done.stderr
