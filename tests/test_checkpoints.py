@@ -5,12 +5,12 @@ Each test body runs on torch.nn and on mininn (the `nn` fixture)."""
 import io
 import pickle
 import subprocess
-import sys
 import unittest.mock
 import warnings
 import zipfile
 from collections import OrderedDict
 
+import kernel_server
 import pytest
 import torch
 import torch.nn.functional as F
@@ -106,9 +106,10 @@ def saved_elsewhere(tmp_path_factory):
         torch.save(make_mlp(lib).state_dict(), folder / f"{name}.pt")
         files[name] = folder / f"{name}-again.pt"
         args += [str(folder / f"{name}.pt"), str(files[name])]
-    subprocess.run([sys.executable, "-c", "import sys, torch\n"
-                    "for a, b in zip(sys.argv[1::2], sys.argv[2::2]):\n"
-                    "    torch.save(torch.load(a), b)", *args], check=True)
+    subprocess.run(kernel_server.python_command(
+        "-c", "import sys, torch\n"
+        "for a, b in zip(sys.argv[1::2], sys.argv[2::2]):\n"
+        "    torch.save(torch.load(a), b)", *args), check=True)
     return files
 
 

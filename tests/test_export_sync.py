@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import kernel_server
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,7 +127,8 @@ def probed(tmp_path_factory):
     jobs = {"loaded": [[str(BOOK), name] for name in names]
             + [[str(planted), f"mininn.{first}"]],
             "unknown_name": str(BOOK)}
-    out = subprocess.run([sys.executable, "-c", PROBE, json.dumps(jobs)],
+    out = subprocess.run(kernel_server.python_command("-c", PROBE,
+                                                      json.dumps(jobs)),
                          cwd=BOOK, capture_output=True, text=True, check=True)
     answers = json.loads(out.stdout)
     *book, planted_first = answers["loaded"]

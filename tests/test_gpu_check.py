@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import kernel_server
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -221,9 +222,9 @@ def quick(tmp_path_factory):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTEST_", "MININN_EXPECT"))}
     done = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "gpu_check.py"), "--quick",
-         "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
-        env=env, timeout=300)
+        kernel_server.python_command(str(ROOT / "tools" / "gpu_check.py"),
+                                     "--quick", "--out", str(out)),
+        cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
     reports = sorted(out.glob("*-dry-run-cpu.json"))
     assert reports, done.stdout + done.stderr
     data = json.loads(reports[0].read_text())

@@ -35,6 +35,7 @@ import zipfile
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
+import kernel_server
 import nbformat
 import pytest
 import yaml
@@ -125,6 +126,12 @@ import nbformat
 from nbclient import NotebookClient
 
 book = sys.argv[1]
+if sys.argv[2:]:  # under the test command: a forked kernel (kernel_server)
+    sys.path.insert(0, sys.argv[2])
+    import kernel_server
+    from jupyter_client.kernelspec import KernelSpecManager
+    kernel_server.use_stand_in(KernelSpecManager)
+    del sys.path[0]
 nb = nbformat.read(os.path.join(book, "01_registration.ipynb"), as_version=4)
 code = sum(cell.cell_type == "code" for cell in nb.cells)
 # One more cell: where did the kernel find the book's imports?
@@ -144,16 +151,21 @@ print(json.dumps({"code_cells": code, "ran": ran,
 def start_chapter_one_from_zip(zip_path):
     """Unzip the book's zip into an empty folder and run chapter 1 from it
     with nbclient, in the background (it takes a few seconds, while the
-    browser checks run). Return (process, folder)."""
+    browser checks run). Under the test command, the process and its
+    kernel are forked from the kernel server (tests/kernel_server.py),
+    which has imported torch but nothing of the book. Return (process,
+    folder)."""
     folder = Path(tempfile.mkdtemp(prefix="book-zip-"))
     with zipfile.ZipFile(zip_path) as archive:
         archive.extractall(folder)
     tops = [p for p in folder.iterdir()]
     book = (tops[0] if len(tops) == 1 else folder) / "book"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    process = subprocess.Popen(
-        [sys.executable, "-c", RUN_CHAPTER_ONE, str(book)], cwd=folder,
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command = kernel_server.python_command("-c", RUN_CHAPTER_ONE, str(book))
+    if command[1:3] == [kernel_server.__file__, "python"]:  # forked
+        command.append(str(Path(kernel_server.__file__).parent))
+    process = subprocess.Popen(command, cwd=folder, env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return process, folder
 
 
