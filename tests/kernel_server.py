@@ -30,8 +30,9 @@ inherit the socket's path, ask it for their kernels. It pays its imports
 while the workers start, and once rather than once per worker.
 
 A test that wants a new process with torch imported asks for one the same
-way (python_command): a new `python -c` or script costs 2.5 CPU-s before
-its first line, most of it `import torch`. Such a process has what the
+way (python_command): in a new `python -c` or script, `import torch`
+alone costs 1.0-1.2 CPU-s on a 2-core EPYC (measured 2026-12-04; 2.5 in
+one of that machine's slow spells). Such a process has what the
 server imported already imported (torch, numpy, ipykernel, and matplotlib
 with the notebooks' inline backend), as settings read at import fixed
 them. So where a request's environment differs from the server's in a
