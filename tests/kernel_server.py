@@ -449,9 +449,12 @@ def run_python(args):
             sys.argv = list(args)
             sys.path[0] = os.path.dirname(os.path.realpath(args[0]))
             runpy.run_path(args[0], run_name="__main__")
-    except SystemExit as done:
-        code = (done.code if isinstance(done.code, int) or done.code is None
-                else (print(done.code, file=sys.stderr) or 1)) or 0
+    except SystemExit as done:  # as Python exits: None is 0; a message
+        if done.code is None or isinstance(done.code, int):  # is printed
+            code = done.code or 0
+        else:
+            print(done.code, file=sys.stderr)
+            code = 1
     except BaseException:
         traceback.print_exc()
         code = 1

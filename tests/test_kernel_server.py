@@ -1,6 +1,7 @@
 """The kernels nbval starts under test (tests/kernel_server.py): forked
 from a server that imported torch, yet set up as a new `python -m
 ipykernel_launcher` would be, and stopped and interrupted like one."""
+import contextlib
 import os
 import signal
 import subprocess
@@ -57,20 +58,31 @@ def wait_until_running(client, msg_id, timeout=30):
             return
 
 
-@pytest.fixture
-def kernel():
-    """Started as nbval starts one: its spec, a notebook's folder."""
-    assert kernel_server.SERVER.ready()
+@contextlib.contextmanager
+def started(**env):
+    """(manager, client) of a kernel started as nbval starts one (its spec,
+    a notebook's folder), with `env` added to this process's environment;
+    shut down afterwards."""
     manager = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME,
                             kernel_spec_manager=NbvalKernelspecManager())
-    manager.start_kernel(cwd=BOOK, env={**os.environ, "PROBE": "yes"})
+    manager.start_kernel(cwd=BOOK, env={**os.environ, **env})
     client = manager.client()
     client.start_channels()
-    client.wait_for_ready(timeout=30)
-    yield manager, client
-    client.stop_channels()
-    if manager.is_alive():
-        manager.shutdown_kernel(now=True)
+    try:
+        client.wait_for_ready(timeout=30)
+        yield manager, client
+    finally:
+        client.stop_channels()
+        if manager.is_alive():
+            manager.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def kernel():
+    """A kernel from the server, with PROBE=yes in its environment."""
+    assert kernel_server.SERVER.ready()
+    with started(PROBE="yes") as (manager, client):
+        yield manager, client
 
 
 def test_a_kernel_is_forked_but_set_up_as_a_new_one(kernel):
@@ -127,21 +139,12 @@ def test_killing_the_stand_in_kills_the_kernel(kernel):
 
 def test_without_a_server_the_stand_in_is_a_plain_kernel(monkeypatch):
     monkeypatch.delenv(kernel_server.SOCKET_ENV, raising=False)
-    manager = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME,
-                            kernel_spec_manager=NbvalKernelspecManager())
-    manager.start_kernel(cwd=BOOK)
-    client = manager.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=30)
+    with started() as (manager, client):
         printed, _ = run(client, "import os, sys; print(os.getpid(), "
                                  "'torch' in sys.modules)")
         pid, torch = printed.split()
         assert int(pid) == manager.provisioner.process.pid  # exec'd
         assert torch == "False"
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
 
 
 ROOT = os.path.dirname(BOOK)
@@ -180,7 +183,6 @@ def test_without_a_listening_server_kernels_start_plain_and_it_is_said(
     with pytest.warns(UserWarning, match="(?s)from scratch.*no torch"):
         assert kernel_server.Server().ready(timeout=5) is False
     assert kernel_server.SOCKET_ENV not in os.environ  # plain kernels
-
 
 
 # -- `python ARGS` forked: kernel_server.python_command -----------------------
@@ -245,19 +247,10 @@ def test_a_different_start_up_environment_gets_a_plain_python(server,
 
 
 def test_a_kernel_started_in_another_start_up_environment_is_plain(server):
-    manager = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME,
-                            kernel_spec_manager=NbvalKernelspecManager())
-    manager.start_kernel(cwd=BOOK, env={**os.environ, "PYTHONHASHSEED": "7"})
-    client = manager.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=30)
+    with started(PYTHONHASHSEED="7") as (_, client):
         printed, _ = run(client, "import os, sys; print(os.getppid(), "
                                  "'torch' in sys.modules)")
         assert printed.split() == [str(server), "False"]  # exec'd in the fork
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
 
 
 def test_without_a_server_python_command_is_plain_python(monkeypatch,
