@@ -678,6 +678,22 @@ def test_chinese_pdf_prints_with_no_problem(zh_pdf):
 
 
 @pytest.mark.site
+def test_chinese_pdf_holds_the_figures_and_no_other_image(zh_pdf):
+    """As the English PDF: a shadow printed is a picture of its box."""
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import book_files
+    from site_checks import printed_images_not_figures
+
+    scan, _, _ = zh_pdf
+    whole = (ZH_HTML / "book" / book_files.WHOLE_BOOK).read_text(
+        encoding="utf-8")
+    sample = whole_book_sample(whole, ["intro", SAMPLE])
+    assert "_images/" in sample, "the sample has no figure to look for"
+    problems = printed_images_not_figures(scan.images, sample, ZH_HTML)
+    assert not problems, f"{len(problems)}: {problems[:10]}"
+
+
+@pytest.mark.site
 def test_chinese_pdf_cover_and_chapter_have_chinese_text(zh_pdf):
     """The text can be copied out, in Chinese: the cover's words from
     book_files.po, and the chapter's first paragraph."""

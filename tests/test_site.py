@@ -44,8 +44,9 @@ from site_checks import (chapter_list_missing, code_problems,
                          contents_drawer_after_a_tap, figures,
                          figures_not_opening, figures_shrunk, inspect, js,
                          missing_links, new_context, outputs_too_wide,
-                         page_width, search_results,
-                         solution_after_tapping_its_title, weight)
+                         page_width, printed_images_not_figures,
+                         search_results, solution_after_tapping_its_title,
+                         weight)
 from site_checks import pdf as pdf_checks
 from site_checks.pdf import squeezed
 
@@ -749,6 +750,15 @@ def test_pdf_has_no_page_that_ends_in_an_empty_code_frame(pdf):
         f"frame ({sum(s.last_frame_height for s in empty) / 760:.1f} pages "
         "of blank boxes): pages "
         + ", ".join(str(s.number) for s in empty[:40]))
+
+
+def test_pdf_holds_the_figures_and_no_other_image(pdf):
+    # Chromium prints what PDF cannot draw (a blurred shadow) as a picture
+    # of its box, at print resolution: the 100 shadows of the exercises
+    # and solutions were 287 JPEGs (book.css leaves shadows off paper).
+    page = (HTML / WHOLE_BOOK).read_text(encoding="utf-8")
+    problems = printed_images_not_figures(pdf.images, page, HTML)
+    assert not problems, f"{len(problems)}: {problems[:10]}"
 
 
 def test_pdf_prints_nothing_past_the_right_margin(pdf):

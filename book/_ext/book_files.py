@@ -674,7 +674,7 @@ def print_pdf(outdir, page, target, browser=None, metadata=None):
     written into the contents: one more print, of the contents page alone
     with only the numbers showing, laid over that page (pikepdf, which also
     sets the Author, Subject and Keywords of `metadata` and packs the tags'
-    many small objects into compressed streams: 23 MB become 11). Return
+    many small objects into compressed streams: 15 MB become 7). Return
     the problems seen: console errors, failed requests, math not typeset,
     images not loaded."""
     import pikepdf

@@ -7,6 +7,8 @@ The JavaScript they evaluate in the page is in js/, one file per check,
 each a function expression (`async () => {...}`) that playwright calls.
 """
 import re
+import struct
+from collections import Counter
 from functools import cache
 from pathlib import Path
 from urllib.parse import urlparse
@@ -236,3 +238,29 @@ def figures_shrunk(found):
     drawn for: their labels shrink with them."""
     return [f"{f['src']} at {f['shown']:.0f} of {f['asked']:.0f} px"
             for f in found if f["shown"] < 0.95 * min(f["asked"], 2000)]
+
+
+def png_size(path):
+    """(width, height) in pixels of the PNG at `path`, from its header."""
+    with open(path, "rb") as png:
+        head = png.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError(f"{path} is not a PNG")
+    return struct.unpack(">II", head[16:24])
+
+
+def printed_images_not_figures(images, page_html, folder):
+    """What a PDF (`images`: pdf.Scan.images) holds that is not one of the
+    figures of the page it was printed from (`page_html`, a page under
+    `folder`, the site's output), and the figures it does not hold: on
+    paper, a shadow or a gradient that Chromium printed as a picture shows
+    up here as an image the size of its box."""
+    # one image per file, however often the page shows it
+    names = set(re.findall(r'<img [^>]*?src="(?:\.\./)*_images/'
+                           r'([^"]+\.png)"', page_html))
+    figures = sorted(png_size(folder / "_images" / name) for name in names)
+    printed, drawn = Counter(images), Counter(figures)
+    return ([f"an image of {w}x{h} pixels that no figure is"
+             for w, h in sorted((printed - drawn).elements())]
+            + [f"no image of {w}x{h} pixels (a figure)"
+               for w, h in sorted((drawn - printed).elements())])

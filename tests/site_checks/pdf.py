@@ -10,8 +10,9 @@ of Chromium's own viewer) and extracts its text. From the pixels:
 - whether anything dark is printed past the right margin (code or an output
   cut at the edge of the sheet).
 
-From the file: its bookmarks, metadata, whether it is tagged, and where
-each named destination (an element id that a link points at) lands.
+From the file: its bookmarks, metadata, whether it is tagged, where each
+named destination (an element id that a link points at) lands, and the
+pixel size of every image it holds.
 Nothing here knows the book's language: the Chinese edition can scan its
 own PDF with the same functions.
 """
@@ -43,6 +44,7 @@ class Scan:
     metadata: dict = field(default_factory=dict)
     tagged: bool = False
     destinations: dict = field(default_factory=dict)  # name -> page
+    images: list = field(default_factory=list)  # (width, height), sorted
 
     def empty_frame_pages(self):
         return [s.number for s in self.sheets if s.last_frame_empty]
@@ -103,6 +105,7 @@ def scan(path, right_margin_mm=14.0, text=True):
 
     pdf = pdfium.PdfDocument(str(path))
     result = Scan()
+    result.images = images(path)
     result.metadata = pdf.get_metadata_dict()
     result.tagged = bool(raw.FPDFCatalog_IsTagged(pdf.raw))
     for item in pdf.get_toc():
@@ -153,6 +156,20 @@ def scan(path, right_margin_mm=14.0, text=True):
         page.close()
     pdf.close()
     return result
+
+
+def images(path):
+    """[(width, height)] in pixels of every image the PDF at `path` holds,
+    sorted; an image's transparency (its /SMask, an image too) is part of
+    it, not another."""
+    import pikepdf
+
+    with pikepdf.open(path) as pdf:
+        streams = [o for o in pdf.objects if isinstance(o, pikepdf.Stream)
+                   and o.get("/Subtype") == "/Image"]
+        masks = {o.SMask.objgen for o in streams if "/SMask" in o}
+        return sorted((int(o.Width), int(o.Height)) for o in streams
+                      if o.objgen not in masks)
 
 
 def fonts(path, number, chars=None):
