@@ -466,6 +466,16 @@ def test_chinese_outputs_fit_their_box_on_a_wide_screen(zh_visits):
 
 
 @pytest.mark.site
+def test_chinese_icons_are_drawn_at_the_size_of_their_text(zh_visits):
+    from site_checks import icons_not_drawn
+
+    for screen in ("phone", "wide"):
+        problems = each_page(zh_visits, screen,
+                             lambda info, _docname: icons_not_drawn(info))
+        assert not problems, (screen, problems)
+
+
+@pytest.mark.site
 def test_chinese_code_is_highlighted_with_copy_buttons(zh_visits):
     from site_checks import code_problems
 

@@ -42,7 +42,8 @@ import yaml
 
 from site_checks import (chapter_list_missing, code_problems,
                          contents_drawer_after_a_tap, figures,
-                         figures_not_opening, figures_shrunk, inspect, js,
+                         figures_not_opening, figures_shrunk,
+                         icons_not_drawn, inspect, js,
                          missing_links, new_context, outputs_too_wide,
                          page_width, printed_images_not_figures,
                          search_results, solution_after_tapping_its_title,
@@ -531,6 +532,16 @@ def test_alt_text_check_tells_a_path_from_a_description():
     assert not alt_is_a_description("")
     assert not alt_is_a_description(None)
     assert alt_is_a_description("AlexNet as a tree of named modules")
+
+
+@pytest.mark.parametrize("docname", PAGES, ids=page_id)
+def test_page_icons_are_drawn_at_the_size_of_their_text(visits, docname):
+    # book_files draws them into the pages (Font Awesome's script, which
+    # did it on every visit, is left out): each is an <svg> in the HTML,
+    # sized by the script's style sheet, in light and in dark, wide or not.
+    for scheme in ("light", "dark"):
+        problems = icons_not_drawn(visits[scheme, docname])
+        assert not problems, (scheme, problems)
 
 
 @pytest.mark.parametrize("docname", PAGES, ids=page_id)
@@ -1045,7 +1056,7 @@ def shared_bytes(info):
 @pytest.mark.parametrize("docname", PAGES, ids=page_id)
 def test_a_page_weighs_at_most_half_what_it_did(visits, docname):
     # Uncompressed, as served: 2.5-3.0 MB a page (MathJax aside) before
-    # book_files kept only the icons the pages use (the theme's icon script
+    # book_files drew the icons into the pages (the theme's icon script
     # was 1.5 MB of every page), left Sphinx's search index to the search
     # page, and unwrapped the code's plain tokens. MathJax (1.2 MB, on the
     # pages with math only) is counted apart.
@@ -1068,6 +1079,57 @@ def test_every_chapter_page_weighs_under_a_megabyte(visits):
     heavy = {name: f"{bytes_:,}" for name, bytes_ in weights.items()
              if bytes_ >= MB}
     assert not heavy, f"chapter pages of 1 MB or more: {heavy}"
+
+
+# Icons as the theme, sphinx-book-theme and book_files write them, an alias
+# (search: magnifying-glass), and an <i> that is no icon.
+ICON_FORMS = """<i class="fa-solid fa-bars"></i>
+<span class="fa-solid fa-list"></span>
+<i class="theme-switch fa-solid fa-sun fa-lg" data-mode="light" title="Light"></i>
+<i class="theme-switch fa-solid fa-moon fa-lg" data-mode="dark" title="Dark"></i>
+<i class="fas fa-file-zipper"></i>
+<i class="fa-solid fa-magnifying-glass fa-lg"></i>
+<i class="fa-solid fa-search"></i>
+<i>words</i>"""
+
+# Each element of the body as [tag, {attribute: value}, children or text],
+# the ids of the icons' titles made alike (the script draws random ones).
+ELEMENTS = """() => {
+  const tree = e => [e.tagName.toLowerCase(),
+    Object.fromEntries([...e.attributes].map(a => [a.name,
+      a.value.replace(/svg-inline--fa-title-[\\w-]+/, "ID")])),
+    e.children.length ? [...e.children].map(tree) : e.textContent];
+  return [...document.body.children].map(tree);
+}"""
+
+
+def test_icons_are_drawn_as_font_awesome_draws_them(browser):
+    """book_files.icons_drawn, at build time, gives what the theme's Font
+    Awesome script gives in the browser (the script as the theme ships
+    it, not the build's copy, which the build leaves out)."""
+    import pydata_sphinx_theme
+
+    script = (Path(pydata_sphinx_theme.__file__).parent / "theme"
+              / "pydata_sphinx_theme" / "static" / "scripts"
+              / "fontawesome.js")
+    packs, prefixes = book_files.icon_packs(script.read_text("utf-8"))
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_content(f"<body>{ICON_FORMS}</body>")
+    page.add_script_tag(path=str(script))
+    page.wait_for_function("""() => document.querySelectorAll(
+        "svg.svg-inline--fa").length == 7""")
+    theirs = page.evaluate(ELEMENTS)
+    page.set_content("<body>" + book_files.icons_drawn(
+        ICON_FORMS, packs, prefixes) + "</body>")
+    ours = page.evaluate(ELEMENTS)
+    context.close()
+    assert [e[0] for e in ours] == ["svg"] * 7 + ["i"], ours
+    assert ours == theirs
+    # A name that is no icon stays as it is, for the pages' check to find
+    # (icons_not_drawn); the script would draw a "missing" mark.
+    unknown = '<i class="fa-solid fa-no-such-icon"></i>'
+    assert book_files.icons_drawn(unknown, packs, prefixes) == unknown
 
 
 def test_style_rules_go_only_when_no_page_or_script_can_use_them():

@@ -13,6 +13,8 @@ At the end of an HTML build it writes, into the output folder:
   (through playwright), when Debian's chromium is there (``dev.chromium()``).
 - It trims the MathJax tree that sphinx-mathjax-offline copies (24 MB) to
   what renders the book's math: ``tex-chtml.js`` and its fonts.
+- It draws the icons into the pages (the theme's Font Awesome script drew
+  them on every visit, and is left out).
 
 Every page of the table of contents gets a short note under its title that
 links the zip, the PDF and the index. The index lists every function, method
@@ -750,12 +752,163 @@ def trim_mathjax(outdir):
 
 
 # --------------------------------------------------------------------------
-# The icons: pydata-sphinx-theme loads Font Awesome's whole icon set as one
-# 1.5 MB script on every page, for the dozen icons the pages show. The same
-# script is kept, less the icons no page or script names.
+# The icons. pydata-sphinx-theme loads Font Awesome's icon script on every
+# page (1.5 MB, all of Font Awesome's icons), and the script then replaces
+# each icon of the page (<i class="fa-solid fa-bars"></i>) with an <svg>
+# and adds its style sheet to the page, which restyles the whole page once
+# more: some 60 ms of the browser's main thread on every page shown. The
+# build does once what the script does on every visit: each icon of each
+# page becomes the <svg> the script would have made of it, the script's
+# style sheet a file of its own, and the script goes.
 
 ICON = re.compile(r'("?)([a-z0-9-]+)\1:\[(\d+),(\d+),\[([^\]]*)\],'
-                  r'"([0-9a-f]+)",(?:"[^"]*"|\[[^\]]*\])\]')
+                  r'"([0-9a-f]+)",("[^"]*"|\[[^\]]*\])\]')
+# After each pack of icons, the names it is registered under:
+# d("fas",p),d("fa-solid",p)
+PACK_NAMES = re.compile(r'd\("([a-z]+)",p\),d\("(fa-[a-z]+)",p\)')
+# The script's style sheet, a string in it
+ICON_CSS = re.compile(r"'(:host,:root\{--fa-font-solid[^']*)'")
+# An icon as the theme and the extensions write one: an empty <i> or <span>
+ICON_ELEMENT = re.compile(r'<(i|span)((?:\s+[\w:-]+(?:="[^"]*")?)*)\s*>'
+                          r'\s*</\1>')
+ATTRIBUTE = re.compile(r'([\w:-]+)(?:="([^"]*)")?')
+ICON_SCRIPT = re.compile(r'\s*<script defer src="((?:\.\./)*)_static/scripts/'
+                         r'fontawesome\.js(\?[^"]*)?"></script>')
+FIRST_STYLE_SHEET = re.compile(r'<link href="((?:\.\./)*)_static/styles/'
+                               r'theme\.css')
+
+
+def icon_packs(script):
+    """{"fas": {"bars": (name, width, height, path)}, ...} from Font
+    Awesome's script (an icon also under each of its other names, with its
+    own name first), and {"fa-solid": "fas", "fas": "fas", ...}."""
+    packs, prefixes, runs, text = {}, {}, [], script
+    for entry in ICON.finditer(text):
+        if runs and text[runs[-1][-1].end():entry.start()] == ",":
+            runs[-1].append(entry)
+        else:
+            runs.append([entry])
+    for run in runs:
+        names = PACK_NAMES.search(text, run[-1].end())
+        if names is None:
+            raise ValueError("fontawesome.js: a pack of icons with no name")
+        short, long = names.groups()
+        prefixes[short] = prefixes[long] = short
+        pack = packs.setdefault(short, {})
+        for entry in run:
+            path = entry.group(7)
+            if not path.startswith('"'):
+                continue  # a duotone icon (two paths): none on a page here
+            icon = (entry.group(3), entry.group(4), path[1:-1])
+            for name in [entry.group(2), *re.findall(r'"([a-z0-9-]+)"',
+                                                     entry.group(5))]:
+                pack.setdefault(name, (entry.group(2), *icon))
+    return packs, prefixes
+
+
+def icon_svg(element, packs, prefixes, ids):
+    """The <svg> Font Awesome's script makes of `element` (an ICON_ELEMENT
+    match), or the element itself if it is no icon of `packs`. `ids`
+    numbers the titles of a page."""
+    attributes = ATTRIBUTE.findall(element.group(2))
+    classes = dict(attributes).get("class", "").split()
+    prefix = next((prefixes[c] for c in classes if c in prefixes), None)
+    icon = next((packs[prefix][c[3:]] for c in classes if prefix and
+                 c.startswith("fa-") and c[3:] in packs[prefix]), None)
+    if icon is None:
+        return element.group(0)
+    name, width, height, path = icon
+    kept = [c for c in classes if c not in prefixes
+            and not (c.startswith("fa-") and c[3:] in packs[prefix])]
+    out = [f'class="{" ".join(["svg-inline--fa", "fa-" + name, *kept])}"']
+    title = None
+    for key, value in attributes:
+        if key == "title":
+            title = value
+        elif key != "class":
+            out.append(f'{key}="{value}"')
+    inside = ""
+    if title is None:
+        out.append('aria-hidden="true" focusable="false"')
+    else:
+        ids.append(name)
+        label = f"svg-inline--fa-title-{len(ids)}"
+        out.append(f'aria-labelledby="{label}"')
+        inside = f'<title id="{label}">{title}</title>'
+    out.append(f'data-prefix="{prefix}" data-icon="{name}" role="img" '
+               f'xmlns="http://www.w3.org/2000/svg" '
+               f'viewBox="0 0 {width} {height}" data-fa-i2svg=""')
+    return (f'<svg {" ".join(out)}>{inside}'
+            f'<path fill="currentColor" d="{path}"></path></svg>')
+
+
+def icons_drawn(page_html, packs, prefixes):
+    """`page_html` with each of its icons drawn (icon_svg), their titles
+    numbered in the page's order."""
+    ids = []
+    return ICON_ELEMENT.sub(lambda m: icon_svg(m, packs, prefixes, ids),
+                            page_html)
+
+
+def own_pages(outdir):
+    """The pages this build wrote: those under `outdir`, less those of
+    another edition built into a folder of it (zh/, with its own
+    _static)."""
+    others = [p.parent for p in outdir.rglob("_static")
+              if p.parent != outdir]
+    return [p for p in outdir.rglob("*.html")
+            if not any(o in p.parents for o in others)]
+
+
+def draw_icons(outdir):
+    """Every icon of every page as the <svg> Font Awesome's script would
+    make of it; the script's style sheet in _static/styles/fontawesome.css,
+    linked first (where the script put it: before every other sheet); the
+    script gone, its licence kept."""
+    scripts = outdir / "_static" / "scripts"
+    script = scripts / "fontawesome.js"
+    if not script.exists():
+        return
+    text = script.read_text(encoding="utf-8")
+    packs, prefixes = icon_packs(text)
+    css = ICON_CSS.search(text)
+    if not packs or css is None:
+        raise ValueError(f"{script}: no icons, or no style sheet, where "
+                         "book_files looks for them (a new Font Awesome?)")
+    licence = scripts / "fontawesome.js.LICENSE.txt"
+    notice = licence.read_text(encoding="utf-8").strip() if (
+        licence.exists()) else ""
+    sheet = outdir / "_static" / "styles" / "fontawesome.css"
+    sheet.write_text(f"{notice}\n{css.group(1)}\n", encoding="utf-8")
+    drawn = 0
+    for page in own_pages(outdir):
+        html_text = page.read_text(encoding="utf-8")
+        found = ICON_SCRIPT.search(html_text)
+        if found is None:
+            continue
+        light = icons_drawn(ICON_SCRIPT.sub("", html_text), packs, prefixes)
+        link = (f'<link href="{found.group(1)}_static/styles/fontawesome.css'
+                f'{found.group(2) or ""}" rel="stylesheet" />\n')
+        first = FIRST_STYLE_SHEET.search(light)
+        if first is None:
+            raise ValueError(f"{page}: no theme.css to link the icons' "
+                             "style sheet before")
+        light = light[:first.start()] + link + light[first.start():]
+        drawn += light.count("data-fa-i2svg")
+        page.write_text(light, encoding="utf-8")
+    for name in ("fontawesome.js", "fontawesome.js.map"):
+        (scripts / name).unlink(missing_ok=True)
+    # The theme's CSS carries a rule per icon of the font too
+    # (".fa-bars:before{content:...}"), which would draw an icon with the
+    # icon font (a 156 kB download) where the script had not put its SVG:
+    # the rules go.
+    theme = outdir / "_static" / "styles" / "pydata-sphinx-theme.css"
+    if theme.exists():
+        rules = theme.read_text(encoding="utf-8")
+        theme.write_text(ICON_RULE.sub("", rules), encoding="utf-8")
+        theme.with_name(theme.name + ".map").unlink(missing_ok=True)
+    logger.info(f"book_files: {drawn} icons drawn into the pages, "
+                "fontawesome.js left out")
 
 
 ICON_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+(?::before)?,?)+)'
@@ -798,56 +951,6 @@ def subset_icon_font(outdir):
                     'format("woff")'), encoding="utf-8")
         logger.info(f"book_files: the icon font keeps {len(codes)} glyphs "
                     f"({small.stat().st_size:,} bytes)")
-
-
-def subset_fontawesome(outdir):
-    script = outdir / "_static" / "scripts" / "fontawesome.js"
-    if not script.exists():
-        return
-    text = script.read_text(encoding="utf-8")
-    entries = list(ICON.finditer(text))
-    if not entries:
-        return
-    wanted = set()
-    # Icons are named in pages and scripts ("fa-solid fa-bars"); the
-    # theme's CSS names every icon of the font, and is left out.
-    for path in [*outdir.rglob("*.html"), *outdir.rglob("*.js")]:
-        if path != script:
-            wanted |= set(re.findall(r"fa-([a-z0-9-]+)",
-                                     path.read_text(errors="ignore")))
-
-    def used(entry):
-        aliases = re.findall(r'"([a-z0-9-]+)"', entry.group(5))
-        return entry.group(2) in wanted or wanted & set(aliases)
-
-    # Runs of entries joined by commas: one icon pack each.
-    runs, start = [], 0
-    for entry in entries:
-        if runs and text[runs[-1][-1].end():entry.start()] == ",":
-            runs[-1].append(entry)
-        else:
-            runs.append([entry])
-    pieces = []
-    for run in runs:
-        pieces.append(text[start:run[0].start()])
-        pieces.append(",".join(e.group(0) for e in run if used(e)))
-        start = run[-1].end()
-    pieces.append(text[start:])
-    script.write_text("".join(pieces), encoding="utf-8")
-    # The source map describes the whole script, no longer this one.
-    script.with_name(script.name + ".map").unlink(missing_ok=True)
-    # The theme's CSS carries a rule per icon of the font too
-    # (".fa-bars:before{content:...}"), which draws an icon with the icon
-    # font (a 156 kB download) until the script puts its SVG in place: the
-    # rules go, and the script alone draws the icons.
-    css = outdir / "_static" / "styles" / "pydata-sphinx-theme.css"
-    if css.exists():
-        text = css.read_text(encoding="utf-8")
-        css.write_text(ICON_RULE.sub("", text), encoding="utf-8")
-        css.with_name(css.name + ".map").unlink(missing_ok=True)
-    kept = sum(1 for e in entries if used(e))
-    logger.info(f"book_files: fontawesome.js keeps {kept} of "
-                f"{len(entries)} icons")
 
 
 # Pygments wraps every name, punctuation mark and space of the code in a
@@ -950,7 +1053,7 @@ def build_finished(app, exception):
         return
     outdir = Path(app.outdir)
     trim_mathjax(outdir)
-    subset_fontawesome(outdir)
+    draw_icons(outdir)
     subset_icon_font(outdir)
     lighten_pages(outdir, search_as_you_type=str(
         app.config.html_theme_options.get("search_as_you_type", False))

@@ -201,6 +201,18 @@ def code_problems(info, chapter):
     return problems
 
 
+def icons_not_drawn(info):
+    """The icons (inspect's "icons") left for a script to draw, or drawn
+    larger than twice their text; and no icon at all (every page has the
+    header's)."""
+    icons = info["icons"]
+    problems = [f"not drawn: <... class={c!r}>" for c in icons["undrawn"]]
+    problems += [f"drawn oversized: {name}" for name in icons["oversized"]]
+    if not icons["drawn"]:
+        problems.append("no icon on the page")
+    return problems
+
+
 def missing_links(links, base, folder):
     """The links (absolute URLs under `base`, which serves `folder`) that
     lead to no file: neither a page nor a folder with an index.html."""
