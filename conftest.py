@@ -39,9 +39,12 @@ def pytest_configure(config):
         return
     if not hasattr(config, "workerinput") and kernel_server.notebooks_asked(
             config.args, config.invocation_params.dir):
-        # the controller (or pytest alone): one server for every worker,
-        # importing while they start
+        # the controller (or pytest alone): one server for every worker
+        # and every kernel; pytest-xdist's workers (as -n sets them) are
+        # forked from it too, once it has imported torch
         kernel_server.SERVER.start()
+        if getattr(config.option, "tx", None):
+            config.option.tx = kernel_server.worker_specs(config.option.tx)
     if runs_tests(config) and kernel_server.wanted():
         from nbval.kernel import NbvalKernelspecManager
 

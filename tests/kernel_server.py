@@ -26,8 +26,10 @@ compares every one of them).
 One server serves the whole test command: the process that hands out the
 tests (pytest-xdist's controller, or pytest itself with `-n 0`) starts it
 when notebooks are among what it was asked to test, and its workers, which
-inherit the socket's path, ask it for their kernels. It pays its imports
-while the workers start, and once rather than once per worker.
+inherit the socket's path, ask it for their kernels. The workers themselves
+are forked from it as well (worker_specs: `python -u -c BOOTSTRAP`, as
+execnet starts them, through the stand-in, which waits for the server to
+listen), so the imports are paid once rather than once per worker.
 
 A test that wants a new process with torch imported asks for one the same
 way (python_command): in a new `python -c` or script, `import torch`
@@ -148,7 +150,8 @@ class Server:
         while not os.path.exists(path):
             if (os.path.exists(path + ".unavailable")
                     or time.monotonic() > deadline
-                    or (self.process and self.process.poll() is not None)):
+                    or (self.process and self.process.poll() is not None)
+                    or not (self.process or alive(self.pid))):
                 os.environ.pop(SOCKET_ENV, None)
                 self.found = False
                 break
@@ -184,6 +187,20 @@ class Server:
         self.process = self.found = None
 
 
+def alive(pid):
+    """Whether the process `pid` (the server another process started) is
+    there to be asked."""
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 SERVER = Server()
 
 
@@ -194,6 +211,19 @@ def python_command(*args):
     if SOCKET_ENV in os.environ and SERVER.ready():
         return [sys.executable, __file__, "python", *args]
     return [sys.executable, *args]
+
+
+def worker_specs(specs):
+    """pytest-xdist's workers (`--tx` specs, "popen" each) as processes
+    forked from the server: `python -u -c BOOTSTRAP` through this file's
+    stand-in, which waits for the server's imports (execnet, which starts
+    them, reads the python to run from the spec). Each worker then skips
+    importing torch, about 1 CPU-s. Other specs are left as they are."""
+    import shlex
+
+    python = shlex.join([sys.executable, __file__, "python"])
+    return [f"popen//python={python}" if spec == "popen" else spec
+            for spec in specs]
 
 
 def use_stand_in(manager_class):
@@ -214,8 +244,12 @@ def use_stand_in(manager_class):
 # -- the stand-in that jupyter_client starts ----------------------------------
 
 def launch(kind, args):
-    """Stand for a `kind` ("kernel" or "python") forked with `args`."""
+    """Stand for a `kind` ("kernel" or "python") forked with `args`. A
+    process started with the server (pytest-xdist's workers, see
+    worker_specs) waits for it to finish its imports."""
     path = os.environ.get(SOCKET_ENV)
+    if path and not SERVER.ready():
+        path = None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
@@ -431,10 +465,15 @@ def run_python(args):
     import traceback
     import types
 
+    given, unbuffered = list(args), args[:1] == ["-u"]
+    if unbuffered:  # as pytest-xdist's workers are started (execnet)
+        args = args[1:]
     runs_code = args[:1] == ["-c"] and len(args) > 1 or (
         args[:1] != [] and not args[0].startswith("-"))  # or a script
     if not (runs_code and starts_up_the_same(os.environ)):
-        os.execv(sys.executable, [sys.executable, *args])
+        os.execv(sys.executable, [sys.executable, *given])
+    if unbuffered:
+        unbuffer()
     atexit._clear()
     code = 0
     try:
@@ -461,6 +500,19 @@ def run_python(args):
     threading._shutdown()
     atexit._run_exitfuncs()
     return code
+
+
+def unbuffer():
+    """What `python -u` does: stdout and stderr written through, each write
+    straight to its descriptor."""
+    import io
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        setattr(sys, name, io.TextIOWrapper(
+            io.FileIO(stream.fileno(), "w", closefd=False),
+            encoding=stream.encoding, errors=stream.errors,
+            write_through=True))
 
 
 def die_with_the_server():

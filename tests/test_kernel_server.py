@@ -263,3 +263,96 @@ def test_without_a_server_python_command_is_plain_python(monkeypatch,
     done = subprocess.run(stand_in, capture_output=True, text=True,
                           timeout=60)  # a stand-in that finds no server
     assert done.stdout.split() == [str(os.getpid()), "False"], done.stderr
+
+
+UNBUFFERED = """import os, sys
+print(type(sys.stdout.buffer).__name__, sys.stdout.write_through,
+      type(sys.stderr.buffer).__name__, sys.stderr.write_through,
+      os.getppid(), "torch" in sys.modules)
+sys.stdout.write("written through")
+os._exit(0)  # no flush at exit: only what was written through is out"""
+
+
+def test_python_u_is_forked_and_unbuffered_as_python_u_is(server, tmp_path):
+    # as execnet starts pytest-xdist's workers (worker_specs)
+    status, forked, err = python(tmp_path, "-u", "-c", UNBUFFERED)
+    assert status == 0, err
+    done = subprocess.run([sys.executable, "-u", "-c", UNBUFFERED],
+                          capture_output=True, text=True, timeout=60)
+    plain = done.stdout.splitlines()
+    assert plain[0].split()[:4] == ["FileIO", "True", "FileIO", "True"]
+    assert forked[0].split() == plain[0].split()[:4] + [str(server), "True"]
+    assert forked[1:] == plain[1:] == ["written through"]
+
+
+def test_unbuffer_does_what_python_u_does(tmp_path):
+    # where PYTHONUNBUFFERED is not set (a server started with it set makes
+    # every child unbuffered, and one without it is not forked from it)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    ours = ("import sys; sys.path.insert(0, sys.argv[1]); "
+            "import kernel_server; kernel_server.unbuffer()\n" + UNBUFFERED)
+    seen = []
+    for command in ([sys.executable, "-u", "-c", UNBUFFERED],
+                    [sys.executable, "-c", ours,
+                     os.path.dirname(kernel_server.__file__)],
+                    [sys.executable, "-c", UNBUFFERED]):
+        done = subprocess.run(command, env=env, capture_output=True,
+                              text=True, timeout=60)
+        lines = done.stdout.splitlines() or [""]  # buffered: nothing out
+        seen.append((lines[0].split()[:4], lines[1:]))
+    plain_u, unbuffered, buffered = seen
+    assert unbuffered == plain_u == (["FileIO", "True", "FileIO", "True"],
+                                     ["written through"])
+    assert buffered != plain_u  # the check tells them apart
+
+
+def test_xdist_workers_are_specified_as_forked_from_the_server():
+    import execnet
+
+    forked, other = kernel_server.worker_specs(["popen", "popen//chdir=x"])
+    assert other == "popen//chdir=x"
+    spec = execnet.XSpec(forked)
+    assert spec.popen and execnet.gateway_io.shell_split_path(
+        spec.python) == [sys.executable, kernel_server.__file__, "python"]
+
+
+def test_this_worker_was_forked_from_the_server():
+    # under the test command (-n, notebooks among what it runs)
+    if "PYTEST_XDIST_WORKER" not in os.environ or not (
+            kernel_server.SERVER.ready()):
+        pytest.skip("no pytest-xdist worker started with a server")
+    assert os.getppid() == kernel_server.SERVER.pid
+    assert kernel_server.SERVER.process is None
+
+
+def test_a_stand_in_waits_for_the_server_to_listen(server, tmp_path):
+    # A worker's stand-in starts as the server starts: it waits for the
+    # socket rather than start a plain python. Here the socket appears (a
+    # link to the server's) a second after the stand-in starts.
+    later = tmp_path / "socket"
+    stand_in = subprocess.Popen(
+        [sys.executable, kernel_server.__file__, "python", "-c",
+         "import os; print(os.getppid())"],
+        env={**os.environ, kernel_server.SOCKET_ENV: str(later)},
+        stdout=subprocess.PIPE, text=True)
+    time.sleep(1)
+    assert stand_in.poll() is None  # still waiting
+    later.symlink_to(os.environ[kernel_server.SOCKET_ENV])
+    out, _ = stand_in.communicate(timeout=60)
+    assert out.split() == [str(server)]
+
+
+def test_a_stand_in_whose_server_is_gone_runs_plain(tmp_path):
+    gone = subprocess.run([sys.executable, "-c", "import os; "
+                           "print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, kernel_server.__file__, "python", "-c",
+         "import os, sys; print(os.getppid(), 'torch' in sys.modules)"],
+        env={**os.environ, kernel_server.SOCKET_ENV: str(tmp_path / "s"),
+             kernel_server.PID_ENV: gone},
+        capture_output=True, text=True, timeout=60)
+    assert time.monotonic() - start < 30  # not the 120 s of a slow server
+    assert done.stdout.split() == [str(os.getpid()), "False"], done.stderr
+    assert "no kernel server" in done.stderr
