@@ -616,8 +616,11 @@ def test_a_chinese_chapter_downloaded_alone_has_the_note_once(zh_site):
             c["source"] for c in source], path.name
 
 # -- the Chinese PDF ------------------------------------------------------------
-# Printing the whole Chinese book (324 pages) costs about 42 CPU-s and a
-# minute; `python3 tools/dev.py book` prints it. Here the Chinese build's own
+# Printing the whole Chinese book (324 pages) costs about 11 CPU-s and 10 s
+# on a 2-core EPYC (2026-12-04; 42 CPU-s and a minute when this sample was
+# chosen, before shadows were left off paper); `python3 tools/dev.py book`
+# prints it.
+# Here the Chinese build's own
 # whole-book page is printed with the build's own print_pdf, cut to its cover,
 # contents, introduction and one chapter: what is Chinese about the PDF (the
 # cover's words, the font, the bookmarks, CJK lines breaking the pages
