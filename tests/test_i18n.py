@@ -619,12 +619,11 @@ def test_a_chinese_chapter_downloaded_alone_has_the_note_once(zh_site):
 # Printing the whole Chinese book (324 pages) costs about 11 CPU-s and 10 s
 # on a 2-core EPYC (2026-12-04; 42 CPU-s and a minute when this sample was
 # chosen, before shadows were left off paper); `python3 tools/dev.py book`
-# prints it.
-# Here the Chinese build's own
-# whole-book page is printed with the build's own print_pdf, cut to its cover,
-# contents, introduction and one chapter: what is Chinese about the PDF (the
-# cover's words, the font, the bookmarks, CJK lines breaking the pages
-# elsewhere) shows in those pages for a tenth of the cost.
+# prints it. Here the Chinese build's own whole-book page is printed with
+# the build's own print_pdf, cut to its cover, contents, introduction and
+# one chapter: what is Chinese about the PDF (the cover's words, the font,
+# the bookmarks, CJK lines breaking the pages elsewhere) shows in those
+# pages for a fraction of the cost.
 
 SAMPLE = "10_performance"
 SAMPLE_PAGE = ZH_HTML / "book" / "whole-book-sample.html"
