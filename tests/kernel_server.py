@@ -218,7 +218,9 @@ def worker_specs(specs):
     forked from the server: `python -u -c BOOTSTRAP` through this file's
     stand-in, which waits for the server's imports (execnet, which starts
     them, reads the python to run from the spec). Each worker then skips
-    importing torch, about 1 CPU-s. Other specs are left as they are."""
+    importing torch, matplotlib and ipykernel: about 2 CPU-s (two workers
+    over one notebook and two test files: 12 CPU-s plain, 7.5 forked).
+    Other specs are left as they are."""
     import shlex
 
     python = shlex.join([sys.executable, __file__, "python"])

@@ -1092,16 +1092,6 @@ ICON_FORMS = """<i class="fa-solid fa-bars"></i>
 <i class="fa-solid fa-search"></i>
 <i>words</i>"""
 
-# Each element of the body as [tag, {attribute: value}, children or text],
-# the ids of the icons' titles made alike (the script draws random ones).
-ELEMENTS = """() => {
-  const tree = e => [e.tagName.toLowerCase(),
-    Object.fromEntries([...e.attributes].map(a => [a.name,
-      a.value.replace(/svg-inline--fa-title-[\\w-]+/, "ID")])),
-    e.children.length ? [...e.children].map(tree) : e.textContent];
-  return [...document.body.children].map(tree);
-}"""
-
 
 def test_icons_are_drawn_as_font_awesome_draws_them(browser):
     """book_files.icons_drawn, at build time, gives what the theme's Font
@@ -1119,10 +1109,10 @@ def test_icons_are_drawn_as_font_awesome_draws_them(browser):
     page.add_script_tag(path=str(script))
     page.wait_for_function("""() => document.querySelectorAll(
         "svg.svg-inline--fa").length == 7""")
-    theirs = page.evaluate(ELEMENTS)
+    theirs = page.evaluate(js("elements"))
     page.set_content("<body>" + book_files.icons_drawn(
         ICON_FORMS, packs, prefixes) + "</body>")
-    ours = page.evaluate(ELEMENTS)
+    ours = page.evaluate(js("elements"))
     context.close()
     assert [e[0] for e in ours] == ["svg"] * 7 + ["i"], ours
     assert ours == theirs
