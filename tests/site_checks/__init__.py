@@ -77,20 +77,22 @@ def new_context(browser, base, viewport, **options):
 def inspect(page, phone=None):
     """What the open page shows (js/inspect.js); on a phone (`phone`: its
     screen's width), also what makes it wider than the screen, and what
-    each sidebar button opens."""
+    the chapter list's button opens (the Contents' button is tapped by
+    contents_drawer_after_a_tap: each opening of a modal dialog restyles
+    the whole page)."""
     info = page.evaluate(js("inspect"))
     if phone:
         info["overflow"] = (page.evaluate(js("overflow"), phone)
                             if info["scrollWidth"] > phone else [])
         info["primary"] = page.evaluate(js("tap_sidebar"), "primary")
-        info["secondary"] = page.evaluate(js("tap_sidebar"), "secondary")
     return info
 
 
 def contents_drawer_after_a_tap(page):
     """On a phone: open the Contents drawer, tap its first section link;
-    return {"opened", "closed", "hash", "link"}: whether it opened, whether
-    it closed after the tap, and where the page went."""
+    return {"opened", "shown", "closed", "hash", "link"}: whether it
+    opened, the links it showed, whether it closed after the tap, and
+    where the page went."""
     button = page.locator("button.secondary-toggle:visible").first
     if not button.count():
         return None
@@ -99,6 +101,9 @@ def contents_drawer_after_a_tap(page):
     dialog.locator("a[href^='#']").first.wait_for(state="visible",
                                                   timeout=5000)
     opened = dialog.evaluate("d => d.open")
+    shown = dialog.evaluate("""d => [...d.querySelectorAll("a")]
+      .filter(a => a.checkVisibility() && a.getBoundingClientRect().width)
+      .map(a => a.getAttribute("href"))""")
     link = dialog.locator("a[href^='#']").first
     href = link.get_attribute("href")
     link.tap()
@@ -111,7 +116,7 @@ def contents_drawer_after_a_tap(page):
     })""")
     if not closed:  # close it, so that the reader can go on
         dialog.evaluate("d => d.close()")
-    return {"opened": opened, "closed": closed,
+    return {"opened": opened, "shown": shown, "closed": closed,
             "hash": page.evaluate("location.hash"), "link": href}
 
 
