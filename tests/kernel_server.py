@@ -34,7 +34,12 @@ listen), so the imports are paid once rather than once per worker.
 A test that wants a new process with torch imported asks for one the same
 way (python_command): in a new `python -c` or script, `import torch`
 alone costs 1.0-1.2 CPU-s on a 2-core EPYC (measured 2026-12-04; 2.5 in
-one of that machine's slow spells). Such a process has what the
+one of that machine's slow spells). So does a notebook: in a forked
+kernel, `sys.executable` is a script beside the socket that runs the
+stand-in, so chapter 6's TF32 probe and chapter 8's re-save in "another
+process" (`subprocess.run([sys.executable, "-c", ...])`) are forked too;
+multiprocessing's children are not (they need the descriptors it hands
+them), and start from scratch as before. Such a process has what the
 server imported already imported (torch, numpy, ipykernel, and matplotlib
 with the notebooks' inline backend), as settings read at import fixed
 them. So where a request's environment differs from the server's in a
@@ -300,10 +305,8 @@ def preload():
 
     if torch.version.cuda is not None:  # see the module's docstring
         return False
-    # ipykernel sets this before a kernel's first cell; matplotlib reads it
-    # once, when it is imported
-    os.environ.setdefault("MPLBACKEND",
-                          "module://matplotlib_inline.backend_inline")
+    for variable, value in SERVER_DEFAULTS.items():
+        os.environ.setdefault(variable, value)
     import ipykernel.kernelapp
     import matplotlib.pyplot  # noqa: F401
     import numpy  # noqa: F401
@@ -353,6 +356,7 @@ def serve(path):
     if not usable:
         return
     freeze()
+    python = write_stand_in_python(path)
     # Bound under another name and renamed once listening: a client that
     # finds the socket can connect at once.
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -370,7 +374,7 @@ def serve(path):
         for conn in ready:
             if conn is listener:
                 conn, _ = listener.accept()
-                pid = fork_kernel(conn, listener, kernels)
+                pid = fork_kernel(conn, listener, kernels, python)
                 if pid:
                     kernels[pid] = conn
             else:  # a stand-in went away (killed): its kernel goes too
@@ -382,7 +386,31 @@ def serve(path):
         kill(pid)
 
 
-def fork_kernel(conn, listener, kernels):
+def stand_in_python(path):
+    """The `python` of the kernels the server at `path` forks: a script
+    beside its socket."""
+    return os.path.join(os.path.dirname(path), "python")
+
+
+def write_stand_in_python(path):
+    """Write the kernels' `python` (stand_in_python): it runs `python ARGS`
+    as this file's stand-in does, so that a notebook's own
+    `subprocess.run([sys.executable, "-c", ...])` is forked from the server
+    too where a `python -c` or a script would start up the same, and is
+    the plain python otherwise (`-m`, `--version`, another TORCH_*)."""
+    import shlex
+
+    script = stand_in_python(path)
+    with open(script, "w", encoding="utf-8") as file:
+        file.write("#!/bin/sh\n# python, forked where it can be "
+                   "(tests/kernel_server.py)\nexec "
+                   + shlex.join([sys.executable, os.path.abspath(__file__),
+                                 "python"]) + ' "$@"\n')
+    os.chmod(script, 0o755)
+    return script
+
+
+def fork_kernel(conn, listener, kernels, python):
     # the descriptors come with the first bytes, the length: read them
     # with recv_fds (a plain recv would drop them)
     header, fds, _, _ = socket.recv_fds(conn, 4, 3)
@@ -419,6 +447,13 @@ def fork_kernel(conn, listener, kernels):
         else:
             sys.path[0] = cwd  # `python -m` puts the working directory first
             sys.argv = ["ipykernel_launcher", *args]
+            # multiprocessing starts its children with the real python (it
+            # read sys.executable as torch imported it): spawn hands them
+            # descriptors that only a child of this process inherits
+            from multiprocessing import spawn
+
+            assert os.fsdecode(spawn.get_executable()) == sys.executable
+            sys.executable = python
             from ipykernel import kernelapp
 
             kernelapp.launch_new_instance()
@@ -443,6 +478,12 @@ STARTUP_VARIABLES = ("PYTHON", "TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_",
 # ... except those torch sets itself as it runs, and reads only then: a test
 # process that has compiled something has TORCHINDUCTOR_CACHE_DIR.
 SET_BY_TORCH = ("TORCHINDUCTOR_CACHE_DIR",)
+# What the server sets before its imports where its environment does not:
+# matplotlib reads its backend once, as it is imported, and ipykernel sets
+# this one before a kernel's first cell. A request that does not set it is
+# taken to want it (a forked child has matplotlib imported with it), as a
+# kernel's own `python -c` does, which inherits it.
+SERVER_DEFAULTS = {"MPLBACKEND": "module://matplotlib_inline.backend_inline"}
 STARTED_WITH = {}  # the server's environment as it started (serve)
 
 
@@ -450,7 +491,7 @@ def starts_up_the_same(environ):
     """Whether `environ` and the server's agree in every variable read as
     Python or torch start (a forked child has the server's reading)."""
     def startup(env):
-        return {k: v for k, v in env.items()
+        return {k: v for k, v in {**SERVER_DEFAULTS, **env}.items()
                 if k.startswith(STARTUP_VARIABLES) and k not in SET_BY_TORCH}
 
     return startup(environ) == startup(STARTED_WITH)

@@ -2,6 +2,7 @@
 from a server that imported torch, yet set up as a new `python -m
 ipykernel_launcher` would be, and stopped and interrupted like one."""
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -105,6 +106,38 @@ def test_a_kernel_is_forked_but_set_up_as_a_new_one(kernel):
                                  "sep='|')")
         assert printed.rstrip("\n").split("|") == [
             os.readlink(f"/proc/{stand_in}/fd/{n}") for n in (1, 2)]
+
+
+ASKS = """import json, multiprocessing, os, subprocess, sys
+def ask(*args, **env):
+    done = subprocess.run([sys.executable, *args], capture_output=True,
+                          text=True, env={**os.environ, **env})
+    return done.stdout.split() or [done.stderr[-300:]]
+probe = "import os, sys; print(os.getppid(), 'torch' in sys.modules)"
+with multiprocessing.get_context("spawn").Pool(1) as pool:
+    spawned = pool.apply(os.getppid) == os.getpid()
+print(json.dumps([
+    ask("-c", probe), ask("-c", probe, TORCH_ALLOW_TF32_CUBLAS_OVERRIDE="1"),
+    ask("-c", probe, MPLBACKEND="agg"), ask("-m", "this")[:2], spawned]))"""
+
+
+def test_a_kernels_own_python_is_forked_where_it_starts_up_the_same(kernel):
+    # a notebook's `subprocess.run([sys.executable, "-c", ...])`
+    # (chapters 6 and 8): forked like the kernel, unless its environment
+    # changes what Python or torch read as they start; anything but -c or
+    # a script is the plain python
+    _, client = kernel
+    printed, reply = run(client, ASKS, timeout=60)
+    assert reply["status"] == "ok", reply
+    forked, override, backend, other, spawned = json.loads(printed)
+    server = str(kernel_server.SERVER.pid)
+    assert forked == [server, "True"]
+    assert override == backend == [server, "False"]  # exec'd in the fork
+    assert other == ["The", "Zen"]  # `python -m this`
+    # multiprocessing's children are the kernel's own, started from the
+    # real python: spawn hands them descriptors that a process forked
+    # from the server could not inherit
+    assert spawned is True
 
 
 def test_an_interrupt_reaches_the_kernel(kernel):
@@ -244,6 +277,22 @@ def test_a_different_start_up_environment_gets_a_plain_python(server,
         assert (status, lines) == (0, [f"{server} False"]), (variable, err)
     status, lines, err = python(tmp_path, "-c", code, MININN_QUICK="7")
     assert (status, lines) == (0, [f"{server} True"]), err  # not read then
+
+
+def test_a_request_that_leaves_matplotlib_s_backend_unset_takes_the_servers(
+        monkeypatch):
+    # the server imports matplotlib with the kernels' backend unless told
+    # another: a request that names the one it read (a kernel's own
+    # `python -c`), or leaves it unset, starts up the same; another does not
+    kernels = kernel_server.SERVER_DEFAULTS["MPLBACKEND"]
+    started = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    same = kernel_server.starts_up_the_same
+    monkeypatch.setattr(kernel_server, "STARTED_WITH", started)
+    assert same(started) and same({**started, "MPLBACKEND": kernels})
+    assert not same({**started, "MPLBACKEND": "agg"})
+    monkeypatch.setattr(kernel_server, "STARTED_WITH",
+                        {**started, "MPLBACKEND": "agg"})
+    assert not same(started) and same({**started, "MPLBACKEND": "agg"})
 
 
 def test_a_kernel_started_in_another_start_up_environment_is_plain(server):
