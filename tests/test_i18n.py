@@ -363,9 +363,12 @@ def zh_browser():
         pytest.skip(f"{CHROMIUM} is missing")
     from playwright.sync_api import sync_playwright
 
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import book_files
+
     with sync_playwright() as play:
         browser = play.chromium.launch(executable_path=CHROMIUM,
-                                       args=["--no-sandbox", "--disable-gpu"])
+                                       args=book_files.CHROMIUM_ARGS)
         yield browser
         browser.close()
 
@@ -390,14 +393,15 @@ def zh_visits(zh_site, zh_browser):
                              js, new_context, page_width,
                              solution_after_tapping_its_title)
 
-    seen = {}
+    seen, answered = {}, []
     docnames = sorted(zh_site)
-    with book_files.serve(ZH_HTML, cache_assets=True) as base:
+    with book_files.serve(ZH_HTML, cache_assets=True,
+                          errors=answered) as base:
         for screen, viewport in (("phone", PHONE), ("wide", WIDE)):
             options = ({"is_mobile": True, "has_touch": True}
                        if screen == "phone" else {})
-            context, page, recorder = new_context(zh_browser, base, viewport,
-                                                  **options)
+            context, page, recorder = new_context(zh_browser, base, answered,
+                                                  viewport, **options)
             for docname in docnames:
                 page.goto(base + f"{docname}.html", wait_until="load")
                 phone = PHONE["width"] if screen == "phone" else None

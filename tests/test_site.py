@@ -65,11 +65,9 @@ HTML = Path(BUILT).resolve() if BUILT else ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
 SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS") == "1"
 CHROMIUM = book_files.CHROMIUM  # tools/dev.py's chromium()
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update",
-    "--disable-sync",
-]
+# What the site's server answered with an error, as it tells it (the
+# Recorders of the pages' visits take them).
+ANSWERED = []
 IN_CI = os.environ.get("CI", "").lower() == "true"
 TIMINGS = {}
 WIDE = {"width": 1400, "height": 1000}     # a desktop: the widest column
@@ -233,7 +231,7 @@ def site(build):
     returncode, log, stale = build
     if stale:  # never test files left over from an earlier build
         pytest.fail(f"the build did not write {stale}:\n{log[-5000:]}")
-    with book_files.serve(HTML, cache_assets=True) as base:
+    with book_files.serve(HTML, cache_assets=True, errors=ANSWERED) as base:
         yield base
 
 
@@ -250,7 +248,7 @@ def browser():
 
     playwright = sync_playwright().start()
     chromium = playwright.chromium.launch(
-        executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        executable_path=CHROMIUM, args=book_files.CHROMIUM_ARGS)
     yield chromium
     chromium.close()
     playwright.stop()
@@ -302,7 +300,8 @@ def visits(browser, site):
     for scheme, viewport, order, selector, suffix, options in passes:
         phone = viewport is PHONE
         context, page, recorder = new_context(
-            browser, site, viewport=viewport, color_scheme=scheme, **options)
+            browser, site, ANSWERED, viewport=viewport, color_scheme=scheme,
+            **options)
         walked = []
         for i, docname in enumerate(order):
             url = urljoin(site, docname + ".html")
@@ -512,20 +511,63 @@ def test_recorder_forgives_only_an_icon_cancelled_by_leaving_the_page():
 
     from site_checks import Recorder
 
-    recorder = Recorder("http://127.0.0.1:8000/")
+    told = ["http://127.0.0.1:8000/_static/favicon.svg (HTTP 404)"]
+    recorder = Recorder("http://127.0.0.1:8000/", told)
     for url, failure in [
             ("http://127.0.0.1:8000/_static/favicon.svg", "net::ERR_ABORTED"),
             ("http://127.0.0.1:8000/favicon.ico", "net::ERR_ABORTED"),
             ("http://127.0.0.1:8000/_static/favicon.svg", "net::ERR_FAILED"),
             ("http://127.0.0.1:8000/_images/favicon.svg.png",
              "net::ERR_ABORTED"),
-            ("http://127.0.0.1:8000/_static/book.css", "net::ERR_ABORTED")]:
+            ("http://127.0.0.1:8000/_static/book.css", "net::ERR_ABORTED"),
+            ("https://example.org/favicon.ico", "net::ERR_ABORTED")]:
         recorder._failed(Request(url=url, failure=failure))
-    _, failed, _ = recorder.take()
+    _, failed, external = recorder.take()
     assert failed == [
         "http://127.0.0.1:8000/_static/favicon.svg (net::ERR_FAILED)",
         "http://127.0.0.1:8000/_images/favicon.svg.png (net::ERR_ABORTED)",
-        "http://127.0.0.1:8000/_static/book.css (net::ERR_ABORTED)"]
+        "http://127.0.0.1:8000/_static/book.css (net::ERR_ABORTED)",
+        "http://127.0.0.1:8000/_static/favicon.svg (HTTP 404)"]
+    assert external == ["https://example.org/favicon.ico"]
+    assert told == [] and recorder.take() == ([], [], [])  # taken once
+
+
+LEAKY_PAGE = """<!DOCTYPE html><html><head><title>leaky</title>
+<link rel="stylesheet" href="gone.css"></head><body>
+<img src="here.svg" alt=""><img src="http://192.0.2.1/far.png" alt="">
+<script src="https://cdn.example.org/lib.js"></script>
+<script>fetch("gone.json")</script></body></html>"""
+
+
+def test_recorder_sees_what_a_page_misses_and_every_request_off_the_machine(
+        browser, tmp_path):
+    # the server tells what it could not answer; Chromium, as the checks
+    # launch it, fails any request that leaves the machine (a name or an
+    # address), wherever they run
+    from site_checks import new_context
+
+    (tmp_path / "leaky.html").write_text(LEAKY_PAGE)
+    (tmp_path / "here.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>')
+    answered = []
+    with book_files.serve(tmp_path, errors=answered) as base:
+        context, page, recorder = new_context(browser, base, answered,
+                                              viewport=WIDE)
+        why = {}
+        page.on("requestfailed", lambda r: why.update({r.url: r.failure}))
+        page.goto(base + "leaky.html", wait_until="networkidle")
+        errors, failed, external = recorder.take()
+        context.close()
+    assert sorted(external) == ["http://192.0.2.1/far.png",
+                                "https://cdn.example.org/lib.js"]
+    # refused by the proxy that is not there: not sent, even where the
+    # name resolves and the address answers
+    assert {why[url] for url in external} == {
+        "net::ERR_PROXY_CONNECTION_FAILED"}
+    assert f"{base}gone.css (HTTP 404)" in failed
+    assert f"{base}gone.json (HTTP 404)" in failed
+    assert not [f for f in failed if "here.svg" in f or "leaky" in f]
+    assert errors  # Chromium says each failure on the console too
 
 
 def test_alt_text_check_tells_a_path_from_a_description():
@@ -889,7 +931,8 @@ def test_every_public_name_of_mininn_is_searched_for():
 
 @pytest.fixture(scope="session")
 def searched(browser, site):
-    context, page, recorder = new_context(browser, site, viewport=WIDE)
+    context, page, recorder = new_context(browser, site, ANSWERED,
+                                          viewport=WIDE)
     queries = sorted(public_definitions())
     found = search_results(page, site, queries)
     found["__problems__"] = recorder.take()

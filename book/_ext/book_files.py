@@ -77,6 +77,17 @@ ZIP_FOLDER = "rebuilding-nn-module"
 PDF_NAME = "rebuilding-nn-module.pdf"
 WHOLE_BOOK = "whole-book.html"  # written beside the pages (book/)
 CHROMIUM = dev.chromium()
+# How the PDFs are printed and the site's tests browse: headless, as root
+# (no sandbox), with none of Chromium's own traffic, and no request that
+# leaves the machine. Everything but the loopback goes through a proxy
+# that is not there (nothing listens on port 9), so such a request fails at
+# once, wherever the checks run, and the page's `requestfailed` event names
+# it (tests/site_checks.Recorder).
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--proxy-server=127.0.0.1:9",
+]
 # What the pages load from the MathJax tree; the rest is deleted.
 MATHJAX_KEEP = ("tex-chtml.js", "output/chtml/fonts/woff-v2/")
 # A fixed date inside the zip, so the same sources give the same bytes.
@@ -190,15 +201,24 @@ def toc_pages(app):
 
 
 @contextlib.contextmanager
-def serve(directory, cache_assets=False):
+def serve(directory, cache_assets=False, errors=None):
     """Serve `directory` on 127.0.0.1 (a free port) while the block runs;
     yield its base URL ("http://127.0.0.1:PORT/"). The PDF is printed from
     it (MathJax loads its fonts by URL) and the site's tests browse it.
     `cache_assets`: let a browser keep everything but the pages, as it would
-    on any real host."""
+    on any real host. `errors`: a list to add each answer of 400 or more
+    to, as "URL (HTTP code)": told by the server, they cost the browser
+    nothing (a page's `response` events cost a message per request)."""
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
+
+        def log_request(self, code="-", size="-"):  # by send_response
+            if errors is not None and int(code) >= 400:
+                host, port = self.server.server_address[:2]
+                path = getattr(self, "path", "")  # unset: a garbled request
+                errors.append(f"http://{host}:{port}{path} "
+                              f"(HTTP {int(code)})")
 
         def end_headers(self):
             if cache_assets and not self.path.split("?")[0].endswith(".html"):
@@ -692,30 +712,28 @@ def print_pdf(outdir, page, target, browser=None, metadata=None):
     with only the numbers showing, laid over that page (pikepdf, which also
     sets the Author, Subject and Keywords of `metadata` and packs the tags'
     many small objects into compressed streams: 15 MB become 7). Return
-    the problems seen: console errors, failed requests, math not typeset,
-    images not loaded, shadows or rounded corners printed."""
+    the problems seen: console errors, failed requests (any that leaves the
+    machine fails: CHROMIUM_ARGS), answers of 400 or more, math not
+    typeset, images not loaded, shadows or rounded corners printed."""
     import pikepdf
 
-    problems = []
+    problems, answered = [], []
     playwright = None
     overlay = target.with_suffix(".numbers.pdf")
-    with serve(outdir) as base:
+    with serve(outdir, errors=answered) as base:
         try:
             if browser is None:
                 from playwright.sync_api import sync_playwright
 
                 playwright = sync_playwright().start()
                 launched = playwright.chromium.launch(
-                    executable_path=CHROMIUM,
-                    args=["--no-sandbox", "--disable-gpu"])
+                    executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             tab = (browser or launched).new_page()
             tab.on("console", lambda m: m.type == "error" and problems.append(
                 f"console: {m.text}"))
             tab.on("pageerror", lambda e: problems.append(f"page: {e}"))
             tab.on("requestfailed", lambda r: problems.append(
                 f"failed: {r.url}"))
-            tab.on("response", lambda r: r.status >= 400 and problems.append(
-                f"HTTP {r.status}: {r.url}"))
             tab.emulate_media(media="print")
             tab.goto(base + page.relative_to(outdir).as_posix(),
                      wait_until="load")
@@ -741,6 +759,7 @@ def print_pdf(outdir, page, target, browser=None, metadata=None):
             if playwright is not None:
                 launched.close()
                 playwright.stop()
+    problems += answered
     with pikepdf.open(printed) as pdf, pikepdf.open(overlay) as numbers:
         pdf.pages[contents - 1].add_overlay(numbers.pages[0])
         for key, value in (metadata or {}).items():

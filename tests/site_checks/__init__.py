@@ -29,10 +29,17 @@ def js(name):
 
 class Recorder:
     """Everything a page did wrong while it loaded: console errors, page
-    errors, failed requests, HTTP errors, requests that leave `base`."""
+    errors, failed requests, HTTP errors, requests that leave `base`.
 
-    def __init__(self, base):
-        self.base = base
+    The server at `base` tells its answers of 400 or more itself, into
+    `answered` (book_files.serve's `errors`); a request that leaves the
+    machine fails in Chromium as book_files.CHROMIUM_ARGS launch it, and
+    its `requestfailed` event names it. The page's `request` and `response`
+    events, which cost a message per file of every page load, are not
+    listened to."""
+
+    def __init__(self, base, answered):
+        self.base, self.answered = base, answered
         self.errors, self.failed, self.external = [], [], []
 
     def attach(self, page):
@@ -40,35 +47,34 @@ class Recorder:
             f"console: {m.text} ({m.location.get('url', '')})"))
         page.on("pageerror", lambda e: self.errors.append(f"page: {e}"))
         page.on("requestfailed", self._failed)
-        page.on("response", lambda r: r.status >= 400 and self.failed.append(
-            f"{r.url} (HTTP {r.status})"))
-        page.on("request", self._local_only)
 
     def _failed(self, request):
+        if (re.match(r"(https?|wss?)://", request.url)
+                and not request.url.startswith(self.base)):
+            self.external.append(request.url)
+            return
         # Chromium asks for a page's icon after the page's load event, and
         # cancels the request when the page is left before the icon has
         # come (net::ERR_ABORTED): the checks move on as fast as a reader
-        # never would. A missing icon still answers HTTP 404 (`response`).
+        # never would. A missing icon is still answered HTTP 404 (`answered`).
         if request.failure == "net::ERR_ABORTED" and ICON.search(
                 urlparse(request.url).path):
             return
         self.failed.append(f"{request.url} ({request.failure})")
 
-    def _local_only(self, request):
-        if (re.match(r"(https?|wss?)://", request.url)
-                and not request.url.startswith(self.base)):
-            self.external.append(request.url)
-
     def take(self):
-        taken = self.errors, self.failed, self.external
+        told = len(self.answered)  # the server's threads may add more
+        taken = self.errors, self.failed + self.answered[:told], self.external
+        del self.answered[:told]
         self.errors, self.failed, self.external = [], [], []
         return taken
 
 
-def new_context(browser, base, viewport, **options):
-    """A fresh browser context with one page, and its Recorder."""
+def new_context(browser, base, answered, viewport, **options):
+    """A fresh browser context with one page, and its Recorder (`answered`:
+    where the server at `base` tells its errors, see Recorder)."""
     context = browser.new_context(viewport=viewport, **options)
-    recorder = Recorder(base)
+    recorder = Recorder(base, answered)
     page = context.new_page()
     recorder.attach(page)
     return context, page, recorder
