@@ -3,8 +3,9 @@
 Every notebook nbval checks gets a new kernel, and every new kernel used to
 spend about 5 CPU-s before its first line ran: Python and ipykernel
 starting, `import torch` (2 s), matplotlib (0.5 s), torch._dynamo (1.7 s,
-imported the first time anything builds an optimizer) and ipykernel's
-debugger (0.3 s). Under test, a kernel here is a child forked from a server
+imported the first time anything builds an optimizer), Inductor (0.8 s,
+the first time anything calls torch.compile) and ipykernel's debugger
+(0.3 s). Under test, a kernel here is a child forked from a server
 that paid those imports once, so it starts in a fraction of a second. It is
 still a new process with a new IPython, an empty namespace and its own
 working directory and environment: only the module cache is shared, and
@@ -311,6 +312,9 @@ def preload():
     import matplotlib.pyplot  # noqa: F401
     import numpy  # noqa: F401
     import torch._dynamo  # the first optimizer a chapter builds imports it
+    # what torch.compile(model) imports, though it compiles nothing yet
+    # (chapters 8 and 10): 0.8 CPU-s here, once, rather than in each
+    import torch._inductor.compile_fx
     import torch.optim
 
     # Every kernel imports its debugger (debugpy, 0.3 CPU-s) as it starts.
