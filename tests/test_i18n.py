@@ -349,28 +349,8 @@ def test_chinese_search_indexes_chinese_words(zh_site):
 # The same checks as the English site's (tests/site_checks/), on every Chinese
 # page: on a phone (400 px) and on a wide screen (1400 px), one visit each.
 
-CHROMIUM = i18n.dev.chromium()
 PHONE, WIDE = {"width": 400, "height": 850}, {"width": 1400, "height": 1000}
 CHAPTER_PAGES = {f"book/{path.stem}" for path in CHAPTERS}
-
-
-@pytest.fixture(scope="module")
-def zh_browser():
-    """Debian's Chromium, through playwright, for this file's tests."""
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{CHROMIUM} is missing (.ci/install-browser)")
-        pytest.skip(f"{CHROMIUM} is missing")
-    from playwright.sync_api import sync_playwright
-
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    import book_files
-
-    with sync_playwright() as play:
-        browser = play.chromium.launch(executable_path=CHROMIUM,
-                                       args=book_files.CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def attempt(check, page):
@@ -382,7 +362,7 @@ def attempt(check, page):
 
 
 @pytest.fixture(scope="module")
-def zh_visits(zh_site, zh_browser):
+def zh_visits(zh_site, browser):
     """{(docname, "phone"|"wide"): (what the page showed, its problems)}.
     On a chapter, its figures too; on the phone, a tap on its first
     solution's title (and on chapter 1, on a section of the Contents); on
@@ -400,7 +380,7 @@ def zh_visits(zh_site, zh_browser):
         for screen, viewport in (("phone", PHONE), ("wide", WIDE)):
             options = ({"is_mobile": True, "has_touch": True}
                        if screen == "phone" else {})
-            context, page, recorder = new_context(zh_browser, base, answered,
+            context, page, recorder = new_context(browser, base, answered,
                                                   viewport, **options)
             for docname in docnames:
                 page.goto(base + f"{docname}.html", wait_until="load")
@@ -647,7 +627,7 @@ def whole_book_sample(text, stems):
 
 
 @pytest.fixture(scope="module")
-def zh_pdf(zh_site, zh_browser, tmp_path_factory):
+def zh_pdf(zh_site, browser, tmp_path_factory):
     """(the sample printed, read page by page: site_checks.pdf.Scan; its
     file; what printing it reported)."""
     sys.path.insert(0, str(ROOT / "book" / "_ext"))
@@ -662,7 +642,7 @@ def zh_pdf(zh_site, zh_browser, tmp_path_factory):
     start = time.perf_counter()
     try:
         problems = book_files.print_pdf(ZH_HTML, SAMPLE_PAGE, target,
-                                        browser=zh_browser)
+                                        browser=browser)
     finally:
         SAMPLE_PAGE.unlink()
     scan = pdf_checks.scan(target)

@@ -68,7 +68,6 @@ CHROMIUM = book_files.CHROMIUM  # tools/dev.py's chromium()
 # What the site's server answered with an error, as it tells it (the
 # Recorders of the pages' visits take them).
 ANSWERED = []
-IN_CI = os.environ.get("CI", "").lower() == "true"
 TIMINGS = {}
 WIDE = {"width": 1400, "height": 1000}     # a desktop: the widest column
 PHONE = {"width": 390, "height": 844}      # a phone: sidebars become dialogs
@@ -233,25 +232,6 @@ def site(build):
         pytest.fail(f"the build did not write {stale}:\n{log[-5000:]}")
     with book_files.serve(HTML, cache_assets=True, errors=ANSWERED) as base:
         yield base
-
-
-@pytest.fixture(scope="session")
-def browser():
-    if not Path(CHROMIUM).exists():
-        message = (f"{CHROMIUM} is missing: install Debian's "
-                   "chromium-headless-shell "
-                   "(.ci/install-browser) to run the browser tests")
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(
-        executable_path=CHROMIUM, args=book_files.CHROMIUM_ARGS)
-    yield chromium
-    chromium.close()
-    playwright.stop()
 
 
 def visit(page, recorder, url, shot, phone=False):

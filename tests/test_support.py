@@ -55,6 +55,18 @@ def test_the_name_check_finds_a_second_definition():
     assert defined_twice(sources) == {"raises": ["test_a.py", "test_b.py"]}
 
 
+def test_playwright_is_started_by_the_one_browser_fixture():
+    # Two of playwright's sync APIs cannot run in one process: when the
+    # site's tests and the Chinese edition's each started their own, a
+    # single worker (`-n 0`, or one core) failed every Chinese page check.
+    # Both use conftest.py's session `browser`.
+    starting = sorted(path.relative_to(TESTS).as_posix()
+                      for path in TESTS.rglob("*.py")
+                      if "sync_playwright" in path.read_text(encoding="utf-8")
+                      and path.name != "test_support.py")
+    assert starting == ["conftest.py"]
+
+
 def error(exc, *args):
     def fn():
         raise exc(*args)
