@@ -464,6 +464,31 @@ def test_page_images_have_alt_text_that_is_not_a_path(visits, docname):
     assert not bad, f"{page_id(docname)}: images without alt text: {bad}"
 
 
+def test_a_build_leaves_the_other_editions_files_alone(tmp_path):
+    # The English build's last steps ran over _build/html/zh too, while the
+    # Chinese build (in the other worker) was writing there: a page gone
+    # between listing and reading failed the English build (seen with the
+    # two workers on one core), and its words fed the English pruning.
+    page = ('<div class="highlight"><pre><span class="n">x</span></pre></div>'
+            '<script src="_static/searchtools.js"></script><p>englishword</p>')
+    for edition in (tmp_path, tmp_path / "zh"):
+        (edition / "_static" / "scripts").mkdir(parents=True)
+        (edition / "_static" / "scripts" / "theme.js").write_text("x = 1")
+        (edition / "page.html").write_text(page.replace(
+            "englishword", "chineseword" if edition.name == "zh" else
+            "englishword"))
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in
+                  page_weight.own_files(tmp_path, "*.*")) == [
+        "_static/scripts/theme.js", "page.html"]
+    book_files.lighten_pages(tmp_path)
+    assert (tmp_path / "page.html").read_text() == (
+        '<div class="highlight"><pre>x</pre></div><p>englishword</p>')
+    assert (tmp_path / "zh" / "page.html").read_text() == page.replace(
+        "englishword", "chineseword")
+    words = page_weight.site_words(tmp_path)
+    assert "englishword" in words and "chineseword" not in words
+
+
 def test_the_build_freezes_what_lives_to_its_end():
     """book_files leaves Sphinx and its extensions (builder-inited), then
     the pages' environment (env-updated), out of the collector's passes."""

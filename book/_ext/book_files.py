@@ -45,6 +45,7 @@ from sphinx.util import logging
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 import dev  # tools/dev.py: which browser prints the PDF
 import export  # tools/export.py: what a cell defines
+from page_weight import own_files  # this edition's files, not zh/'s
 
 logger = logging.getLogger(__name__)
 
@@ -886,16 +887,6 @@ def icons_drawn(page_html, packs, prefixes):
                             page_html)
 
 
-def own_pages(outdir):
-    """The pages this build wrote: those under `outdir`, less those of
-    another edition built into a folder of it (zh/, with its own
-    _static)."""
-    others = [p.parent for p in outdir.rglob("_static")
-              if p.parent != outdir]
-    return [p for p in outdir.rglob("*.html")
-            if not any(o in p.parents for o in others)]
-
-
 def draw_icons(outdir):
     """Every icon of every page as the <svg> Font Awesome's script would
     make of it; the script's style sheet in _static/styles/fontawesome.css,
@@ -917,7 +908,7 @@ def draw_icons(outdir):
     sheet = outdir / "_static" / "styles" / "fontawesome.css"
     sheet.write_text(f"{notice}\n{css.group(1)}\n", encoding="utf-8")
     drawn = 0
-    for page in own_pages(outdir):
+    for page in own_files(outdir, "*.html"):
         html_text = page.read_text(encoding="utf-8")
         found = ICON_SCRIPT.search(html_text)
         if found is None:
@@ -1041,10 +1032,12 @@ SEARCH_SCRIPTS = re.compile(
 
 
 def lighten_pages(outdir, search_as_you_type=False):
-    """Unwrap the plain tokens of every page (see PLAIN_TOKENS), link each
-    figure to its image, and leave the search's scripts to the search page
-    (see SEARCH_SCRIPTS)."""
-    for path in outdir.rglob("*.html"):
+    """Unwrap the plain tokens of every page of this edition (see
+    PLAIN_TOKENS), link each figure to its image, and leave the search's
+    scripts to the search page (see SEARCH_SCRIPTS). Not the Chinese
+    edition's pages under zh/: their own build lightens them, maybe at this
+    moment (the test command builds both at once)."""
+    for path in own_files(outdir, "*.html"):
         text = path.read_text(encoding="utf-8")
         light = figures_linked(plain_tokens_unwrapped(text))
         if not search_as_you_type and path.name != "search.html":

@@ -150,11 +150,23 @@ def prune_css(text, words, dropped=None):
     return "".join(out)
 
 
+def own_files(outdir, pattern):
+    """The files under `outdir` that match `pattern` (a glob), less those of
+    another edition built into a folder of it: the Chinese site, zh/ with
+    its own _static, is written by its own build, at the same time as the
+    English one under test."""
+    others = [p.parent for p in outdir.rglob("_static")
+              if p.parent != outdir]
+    return [p for p in outdir.rglob(pattern)
+            if not any(o in p.parents for o in others)]
+
+
 def site_words(outdir):
-    """Every word of every page and script under `outdir` (5 MB of text in
-    0.15 s: bytes.translate and split, not a regular expression)."""
+    """Every word of every page and script of this edition (own_files: 5 MB
+    of text in 0.15 s: bytes.translate and split, not a regular
+    expression)."""
     words = set()
-    for path in [*outdir.rglob("*.html"), *outdir.rglob("*.js")]:
+    for path in [*own_files(outdir, "*.html"), *own_files(outdir, "*.js")]:
         words.update(path.read_bytes().translate(SPLIT_WORDS).split())
     return Words(w.decode("ascii") for w in words)
 
