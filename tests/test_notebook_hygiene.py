@@ -73,8 +73,10 @@ def flippable_numbers(cell):
     return found
 
 
-@pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.name)
+@pytest.fixture(scope="module", params=NOTEBOOKS, ids=lambda p: p.name)
 def notebook(request):
+    """(path, notebook), read once for all the tests of this file (they
+    only read it)."""
     return request.param, load(request.param)
 
 
