@@ -471,12 +471,11 @@ def test_a_build_leaves_the_other_editions_files_alone(tmp_path):
     # two workers on one core), and its words fed the English pruning.
     page = ('<div class="highlight"><pre><span class="n">x</span></pre></div>'
             '<script src="_static/searchtools.js"></script><p>englishword</p>')
-    for edition in (tmp_path, tmp_path / "zh"):
+    for edition, word in ((tmp_path, "englishword"),
+                          (tmp_path / "zh", "chineseword")):
         (edition / "_static" / "scripts").mkdir(parents=True)
         (edition / "_static" / "scripts" / "theme.js").write_text("x = 1")
-        (edition / "page.html").write_text(page.replace(
-            "englishword", "chineseword" if edition.name == "zh" else
-            "englishword"))
+        (edition / "page.html").write_text(page.replace("englishword", word))
     assert sorted(p.relative_to(tmp_path).as_posix() for p in
                   page_weight.own_files(tmp_path, "*.*")) == [
         "_static/scripts/theme.js", "page.html"]
