@@ -9,7 +9,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
-sys.path.insert(0, str(BOOK))  # `import mininn` and the book's helpers
 
 
 class Backend:

@@ -1,5 +1,4 @@
-"""Helpers shared by the test files (and by tools/gpu_check.py, which must
-not need pytest: nothing here imports it).
+"""Helpers shared by the test files.
 
 One meaning per name. A helper that only one file needs stays in that file,
 under a name no other test file uses (tests/test_support.py checks that).
@@ -9,26 +8,11 @@ import contextlib
 import torch
 
 
-def manual_seed(number):
-    """torch.manual_seed(number), for the generator these tests draw from.
-
-    Where CUDA cannot start (no GPU, or torch's CPU build), torch.manual_seed
-    also queues the seed for a CUDA that never comes, with a formatted copy
-    of the whole stack (torch.cuda._lazy_call): under pytest and
-    hypothesis, 1.3 ms a call, 2.5 CPU-s for the tests' 1,945 calls. There
-    only the CPU's generator is seeded; with CUDA, torch's own function
-    seeds every device, as before."""
-    if torch.cuda.is_available():
-        torch.manual_seed(number)
-    else:
-        torch.random.default_generator.manual_seed(number)
-
-
 def build_both(both, make, seed=0):
     """make(nn) on torch.nn and on mininn, each right after seeding."""
     built = []
     for backend in both:
-        manual_seed(seed)
+        torch.manual_seed(seed)
         built.append(make(backend))
     return built
 
@@ -52,7 +36,7 @@ def make_mlp(nn, outputs=2):
     """Linear, BatchNorm1d, ReLU, Linear (4 -> 8 -> `outputs`), seeded: the
     small model with a parameter, a buffer and an integer buffer that the
     state_dict, checkpoint and GPU checks share."""
-    manual_seed(0)
+    torch.manual_seed(0)
     return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(),
                          nn.Linear(8, outputs))
 

@@ -8,8 +8,6 @@ import pytest
 import torch
 from torch.nn import Buffer, Parameter
 
-from support import manual_seed
-
 
 CL, CL3 = torch.channels_last, torch.channels_last_3d
 
@@ -46,7 +44,7 @@ def make_apply_net(nn, layout=torch.contiguous_format):
             self.b = Leaf()
             self.scale = Parameter(torch.ones(1))
 
-    manual_seed(0)
+    torch.manual_seed(0)
     return Net()
 
 
@@ -195,7 +193,7 @@ def sgd_step(params, lr=0.1):
 
 
 def test_references_taken_before_a_cast_still_train_the_model(nn):
-    manual_seed(0)
+    torch.manual_seed(0)
     layer = nn.Linear(3, 1)
     held = list(layer.parameters())  # what an optimizer keeps
     layer.double()
@@ -207,7 +205,7 @@ def test_references_taken_before_a_cast_still_train_the_model(nn):
 
 def test_training_after_double_matches_torch(both):
     def losses(lib):
-        manual_seed(0)
+        torch.manual_seed(0)
         layer = lib.Linear(3, 1)
         held = list(layer.parameters())
         layer.double()
@@ -493,7 +491,7 @@ def test_the_swap_flag_does_not_keep_a_shared_buffer_tied(nn, flags):
 
 
 def test_a_reference_to_a_buffer_goes_stale_after_a_cast(nn):
-    manual_seed(0)
+    torch.manual_seed(0)
     bn = nn.BatchNorm1d(2)
     held = bn.running_mean
     bn.double()
@@ -663,7 +661,7 @@ def test_contiguous_format_undoes_channels_last_on_4d_tensors_only(nn):
 def volume_net(nn, layout=torch.contiguous_format):
     """A 5-D weight (Conv3d-like) with its grad, a 5-D buffer, a 2-D
     weight: what channels_last_3d is for."""
-    manual_seed(0)
+    torch.manual_seed(0)
     net = nn.Module()
     net.kernel = Parameter(
         torch.randn(4, 3, 2, 2, 2).contiguous(memory_format=layout))

@@ -7,10 +7,10 @@ import pickle
 import subprocess
 import unittest.mock
 import warnings
+import sys
 import zipfile
 from collections import OrderedDict
 
-import kernel_server
 import pytest
 import torch
 import torch.nn.functional as F
@@ -18,7 +18,7 @@ from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
 import mininn
 from helpers import error_of
-from support import make_mlp, manual_seed, swapping
+from support import make_mlp, swapping
 
 
 @pytest.fixture(autouse=True)
@@ -106,10 +106,10 @@ def saved_elsewhere(tmp_path_factory):
         torch.save(make_mlp(lib).state_dict(), folder / f"{name}.pt")
         files[name] = folder / f"{name}-again.pt"
         args += [str(folder / f"{name}.pt"), str(files[name])]
-    subprocess.run(kernel_server.python_command(
-        "-c", "import sys, torch\n"
+    subprocess.run([
+        sys.executable, "-c", "import sys, torch\n"
         "for a, b in zip(sys.argv[1::2], sys.argv[2::2]):\n"
-        "    torch.save(torch.load(a), b)", *args), check=True)
+        "    torch.save(torch.load(a), b)", *args], check=True)
     return files
 
 
@@ -176,7 +176,7 @@ def keep_weights(module, state_dict, prefix, local_metadata):
 
 def picklable(nn):
     """Classes pickle by name: a tree of library layers, none local."""
-    manual_seed(0)
+    torch.manual_seed(0)
     return nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3), nn.Linear(3, 1))
 
 
@@ -298,7 +298,7 @@ def make_scaled(nn):
         def forward(self, x):
             return self.fc(x) * self.scale
 
-    manual_seed(0)
+    torch.manual_seed(0)
     return Scaled()
 
 
@@ -409,7 +409,7 @@ def test_resume_is_exact_only_with_scheduler_and_rng_state(nn):
             for _ in range(5)]
 
     def fresh():
-        manual_seed(0)
+        torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5),
                               nn.Linear(8, 2))
         opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -427,7 +427,7 @@ def test_resume_is_exact_only_with_scheduler_and_rng_state(nn):
         return losses
 
     model, opt, schedule = fresh()
-    manual_seed(42)
+    torch.manual_seed(42)
     train(model, opt, schedule, data[:2])
     file = saved({"model": model.state_dict(), "opt": opt.state_dict(),
                   "schedule": schedule.state_dict(),
@@ -442,7 +442,7 @@ def test_resume_is_exact_only_with_scheduler_and_rng_state(nn):
         opt.load_state_dict(state["opt"])
         if with_schedule:
             schedule.load_state_dict(state["schedule"])
-        manual_seed(42)
+        torch.manual_seed(42)
         if with_rng:
             torch.set_rng_state(state["rng"])
         losses = train(model, opt, schedule, data[2:])
@@ -470,7 +470,7 @@ def make_tied(nn):
             self.out = nn.Linear(4, 4, bias=False)
             self.out.weight = self.embed.weight
 
-    manual_seed(0)
+    torch.manual_seed(0)
     return Tied()
 
 
@@ -509,7 +509,7 @@ def test_to_empty_then_reset_parameters_draws_the_weights_again(nn):
     with torch.device("meta"):
         model = make_scaled(nn)
     model.to_empty(device="cpu")
-    manual_seed(0)
+    torch.manual_seed(0)
     model.fc.reset_parameters()
     assert torch.equal(model.fc.weight, make_scaled(nn).fc.weight)
     assert not model.scale.is_meta  # memory, but no value of its own
@@ -537,7 +537,7 @@ def test_a_fresh_grad_scaler_skips_a_step_the_saved_one_would_take(nn):
             for _ in range(5)]
 
     def fresh():
-        manual_seed(0)
+        torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
         opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
         return model, opt, torch.amp.GradScaler("cpu", init_scale=2.0 ** 17)

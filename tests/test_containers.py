@@ -9,7 +9,7 @@ from collections import OrderedDict
 import pytest
 import torch
 
-from support import build_both, child_names, manual_seed, randn
+from support import build_both, child_names, randn
 from helpers import error_of, same_tensors
 
 
@@ -565,7 +565,7 @@ def test_a_sequential_slice_keeps_its_keys_so_a_fresh_one_will_not_load_it(
         both):
     results = []
     for nn in both:
-        manual_seed(0)
+        torch.manual_seed(0)
         seq = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
         fresh = nn.Sequential(nn.Linear(2, 2))
         part = seq[1:].state_dict()

@@ -2,21 +2,19 @@
 drift from them: re-export into a temporary folder and compare every file."""
 import ast
 import filecmp
-import importlib
 import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import kernel_server
 import pytest
+
+import export
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 PACKAGE = BOOK / "mininn"
-sys.path.insert(0, str(ROOT / "tools"))
-export = importlib.import_module("export")
 
 
 @pytest.fixture(scope="module")
@@ -127,8 +125,7 @@ def probed(tmp_path_factory):
     jobs = {"loaded": [[str(BOOK), name] for name in names]
             + [[str(planted), f"mininn.{first}"]],
             "unknown_name": str(BOOK)}
-    out = subprocess.run(kernel_server.python_command("-c", PROBE,
-                                                      json.dumps(jobs)),
+    out = subprocess.run([sys.executable, "-c", PROBE, json.dumps(jobs)],
                          cwd=BOOK, capture_output=True, text=True, check=True)
     answers = json.loads(out.stdout)
     *book, planted_first = answers["loaded"]

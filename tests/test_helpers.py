@@ -12,7 +12,6 @@ from helpers import (
     compare_errors, copy_weights, draw_module_tree, error_of, inch_axes,
     rounded, same_tensors, table,
 )
-from support import manual_seed
 
 
 def test_error_of_names_the_type_and_message():
@@ -73,7 +72,7 @@ def test_rounded_refuses_a_value_one_ulp_from_flipping():
 
 
 def test_copy_weights_makes_two_models_equal():
-    manual_seed(0)
+    torch.manual_seed(0)
     a, b = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
     assert not same_tensors(a.named_parameters(), b.named_parameters())
     copy_weights(a, b)

@@ -12,8 +12,6 @@ import warnings
 import pytest
 import torch
 
-from support import manual_seed
-
 
 def make_scale(nn):
     """A one-parameter module: forward(x, bias=0.0) = x * w + bias."""
@@ -937,7 +935,7 @@ def test_old_backward_hook_misses_the_operations_before_the_last(nn):
 
 
 def test_old_backward_hook_on_a_conv_sees_input_weight_and_bias_grads(nn):
-    manual_seed(0)
+    torch.manual_seed(0)
     conv, seen = nn.Conv2d(2, 3, 3), []
     conv.register_backward_hook(lambda m, gin, gout: seen.append(shapes(gin)))
     x = torch.rand(1, 2, 5, 5, requires_grad=True)
@@ -1005,7 +1003,7 @@ def test_old_backward_hook_warns_for_one_op_on_a_leaf_input(nn):
 
 
 def test_old_backward_hook_on_a_linear_sees_bias_input_weight_t(nn):
-    manual_seed(0)
+    torch.manual_seed(0)
     layer, seen = nn.Linear(4, 2), []
     layer.register_backward_hook(lambda m, gin, gout: seen.append(gin))
     x = torch.ones(3, 4, requires_grad=True)
@@ -1154,7 +1152,7 @@ def test_inplace_module_with_a_hook_runs_when_no_input_needs_grad(nn):
 
 
 def test_tensor_hook_in_a_forward_hook_sees_the_output_gradient(nn):
-    manual_seed(0)
+    torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
     kept = {}
 

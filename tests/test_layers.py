@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from support import build_both, manual_seed, randn
+from support import build_both, randn
 from helpers import error_of, same_tensors
 
 
@@ -106,7 +106,7 @@ def test_linear_repr(nn):
 def test_reset_parameters_redraws_like_torch(both, make):
     theirs, ours = build_both(both, make)
     for layer in (theirs, ours):
-        manual_seed(7)
+        torch.manual_seed(7)
         layer.reset_parameters()
     assert same_tensors(ours.named_parameters(), theirs.named_parameters())
 
@@ -283,9 +283,9 @@ def test_adaptive_avg_pool2d_output_size_and_repr(nn):
 def test_dropout_same_seed_same_mask_in_training(both, p):
     theirs, ours = (nn.Dropout(p) for nn in both)
     x = randn(64)
-    manual_seed(3)
+    torch.manual_seed(3)
     a = ours(x)
-    manual_seed(3)
+    torch.manual_seed(3)
     assert torch.equal(a, theirs(x))
 
 
@@ -302,7 +302,7 @@ def test_dropout_in_eval_mode_returns_its_input_itself(nn):
 
 def test_dropout_inplace_writes_into_the_input(nn):
     x = torch.ones(100)
-    manual_seed(0)
+    torch.manual_seed(0)
     nn.Dropout(0.5, inplace=True)(x)
     assert (x == 0).any()
 
@@ -511,9 +511,9 @@ def test_network_same_seed_same_everything_in_train_and_eval(both, build,
     for mode in (True, False):
         ours.train(mode)
         theirs.train(mode)
-        manual_seed(1)
+        torch.manual_seed(1)
         y = ours(x)
-        manual_seed(1)
+        torch.manual_seed(1)
         assert torch.equal(y, theirs(x))
         assert same_tensors(ours.named_buffers(), theirs.named_buffers())
 
@@ -522,7 +522,7 @@ def test_network_gradients_match(both):
     theirs, ours = build_both(both, civilnet_conv)
     x = randn(4, 3, 32, 32, seed=2)
     for net in (ours, theirs):
-        manual_seed(1)
+        torch.manual_seed(1)
         net(x).square().sum().backward()
     grads = [[(n, p.grad) for n, p in net.named_parameters()]
              for net in (ours, theirs)]
@@ -540,7 +540,7 @@ def test_conv2d_keeps_no_transposed_convolution_state(both):
 
 def test_a_plain_tensor_attribute_stays_behind_and_is_not_saved(nn):
     # CivilNet's `scratch`: a tensor that is neither Parameter nor buffer
-    manual_seed(0)
+    torch.manual_seed(0)
     net = civilnet_conv(nn).to("meta")
     assert net.conv1.weight.device.type == "meta"
     assert net.scratch.device.type == "cpu"

@@ -5,16 +5,15 @@ method to the file that defines it."""
 import ast
 import importlib
 import inspect
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+import export
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "book" / "mininn"
-sys.path.insert(0, str(ROOT / "tools"))
-export = importlib.import_module("export")
 FILES = sorted(p for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
 
 

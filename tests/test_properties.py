@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import mininn
 from helpers import error_of
-from support import manual_seed
+
 
 settings.register_profile(
     "parity",
@@ -128,7 +128,7 @@ def tree_from_spec(spec, nn, seed):
     give the same values on both backends.
     """
     gen = torch.Generator().manual_seed(seed)
-    manual_seed(seed)
+    torch.manual_seed(seed)
     made, params = [], []  # finished modules and parameters, in order
 
     def tensor(shape, integer=False):

@@ -10,7 +10,7 @@ import torch
 from torch.nn import Parameter
 
 from helpers import error_of
-from support import make_mlp, manual_seed, swapping
+from support import make_mlp, swapping
 
 
 def make_state_net(nn):
@@ -34,12 +34,12 @@ def make_state_net(nn):
             self.register_buffer("steps", torch.tensor(7))
             self.b = Leaf()
 
-    manual_seed(0)
+    torch.manual_seed(0)
     return Net()
 
 
 def fresh(nn, seed=1):
-    manual_seed(seed)
+    torch.manual_seed(seed)
     net = make_state_net(nn)
     with torch.no_grad():
         for t in net.state_dict(keep_vars=True).values():
@@ -671,7 +671,7 @@ def test_module_is_version_1_and_batch_norm_version_2(nn):
 
 
 def old_batch_norm_checkpoint(nn, version):
-    manual_seed(0)
+    torch.manual_seed(0)
     sd = nn.BatchNorm1d(3).state_dict()
     del sd["num_batches_tracked"]
     if version is None:
@@ -856,7 +856,7 @@ def test_load_pre_hooks_are_wrapped_in_chapter_5s_class():
 def test_assign_into_a_meta_model_does_not_warn(nn):
     with torch.device("meta"):
         layer = nn.Linear(2, 3)
-    manual_seed(0)
+    torch.manual_seed(0)
     sd = nn.Linear(2, 3).state_dict()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -3,14 +3,11 @@ module-level helper name belongs to one test file only, so one name never
 means two things (two `raises` that compared messages differently, three
 `names`, three `make_mlp` were the reason for this file)."""
 import ast
-import sys
 from pathlib import Path
 
 import pytest
 
-import torch
-
-from support import manual_seed, raises_exactly
+from support import raises_exactly
 
 TESTS = Path(__file__).resolve().parent
 
@@ -59,12 +56,12 @@ def test_playwright_is_started_by_the_one_browser_fixture():
     # Two of playwright's sync APIs cannot run in one process: when the
     # site's tests and the Chinese edition's each started their own, a
     # single worker (`-n 0`, or one core) failed every Chinese page check.
-    # Both use conftest.py's session `browser`.
-    starting = sorted(path.relative_to(TESTS).as_posix()
-                      for path in TESTS.rglob("*.py")
-                      if "sync_playwright" in path.read_text(encoding="utf-8")
-                      and path.name != "test_support.py")
-    assert starting == ["conftest.py"]
+    # Both use one conftest's session `browser` fixture.
+    starting = [path.relative_to(TESTS).as_posix()
+                for path in TESTS.rglob("*.py")
+                if "sync_playwright" in path.read_text(encoding="utf-8")
+                and path.name != "test_support.py"]
+    assert len(starting) == 1 and starting[0].endswith("conftest.py"), starting
 
 
 def error(exc, *args):
@@ -94,23 +91,3 @@ def test_raises_exactly_rejects_near_misses(exc, args, problem):
 def test_raises_exactly_rejects_no_error():
     with pytest.raises(AssertionError, match="no KeyError raised"):
         raises_exactly(KeyError, "x", lambda: None)
-
-
-def test_support_needs_only_torch():
-    # tools/gpu_check.py imports it on machines that may lack pytest
-    tree = ast.parse((TESTS / "support.py").read_text(encoding="utf-8"))
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
-                if isinstance(node, (ast.Import, ast.ImportFrom))
-                for alias in (node.names if isinstance(node, ast.Import)
-                              else [ast.alias(node.module or "")])}
-    assert imported - sys.stdlib_module_names == {"torch"}, imported
-
-
-def test_manual_seed_seeds_the_generator_the_tests_draw_from():
-    torch.manual_seed(3)
-    expected = torch.randn(4), torch.nn.Linear(2, 2).weight
-    manual_seed(3)
-    drawn = torch.randn(4), torch.nn.Linear(2, 2).weight
-    assert all(torch.equal(a, b) for a, b in zip(expected, drawn))
-    manual_seed(4)
-    assert not torch.equal(torch.randn(4), expected[0])

@@ -41,15 +41,6 @@ def run(*cmd, **kwargs):
     return subprocess.run([str(c) for c in cmd], cwd=ROOT, **kwargs).returncode
 
 
-# Installed as dependencies, then removed. rfc3987-syntax comes with
-# jupyter-events (jsonschema's "format-nongpl" extra, for JupyterLab) and
-# compiles a grammar when imported: 1.9 CPU-s in every process that imports
-# nbformat, which is every pytest process, build and notebook run of the
-# test command. Without it, jsonschema leaves the "iri" format unchecked;
-# nothing here validates IRIs, and `pip check` stays clean.
-UNWANTED = ["rfc3987-syntax"]
-
-
 def setup():
     """Create .venv and install the pins, unless that is already done."""
     fresh = STAMP.exists() and STAMP.stat().st_mtime >= REQUIREMENTS.stat().st_mtime
@@ -61,7 +52,6 @@ def setup():
     for cmd in (
         [python, "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
         [python, "-m", "pip", "install", "--quiet", "-r", REQUIREMENTS],
-        [python, "-m", "pip", "uninstall", "--quiet", "--yes", *UNWANTED],
         [python, "-m", "pip", "check"],
     ):
         if run(*cmd) != 0:
