@@ -4,12 +4,56 @@ Tests taking `nn` run once on torch.nn and once on mininn; tests taking
 `both` build the same thing on the two backends from the same seed and
 compare them bit for bit (torch.equal).
 """
+import inspect
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
 
+import mininn.layers
 from support import build_both, randn
 from helpers import error_of, same_tensors
+
+
+# ------------------------------------------------------------ signatures
+
+# every public class chapter 3 exports, found in the package itself
+EXPORTED = sorted(
+    name for name, value in vars(mininn.layers).items()
+    if isinstance(value, type) and not name.startswith("_")
+    and value.__module__ == mininn.layers.__name__)
+
+
+def arguments(cls):
+    """(name, kind, default) of each constructor argument: the signature,
+    without the annotations torch adds."""
+    return [(p.name, p.kind, p.default)
+            for p in inspect.signature(cls).parameters.values()]
+
+
+@pytest.mark.parametrize("name", EXPORTED)
+def test_every_layer_takes_torchs_constructor_arguments(name):
+    assert arguments(getattr(mininn.layers, name)) == arguments(
+        getattr(torch.nn, name))
+
+
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.Sigmoid(1), lambda nn: nn.Tanh(inplace=True),
+    lambda nn: nn.ReLU(False, 1), lambda nn: nn.Linear(2, 2, biass=False),
+    lambda nn: nn.MaxPool2d(), lambda nn: nn.BatchNorm1d(3, 1e-5, 0.1, True,
+                                                        True, None, None,
+                                                        False),
+], ids=["sigmoid-arg", "tanh-kwarg", "relu-two", "linear-typo", "pool-none",
+        "bn-bias-positional"])
+def test_an_argument_torch_does_not_take_is_refused_as_torch_refuses_it(
+        both, make):
+    # Python names the class that defines __init__: torch's shared base
+    # class (_MaxPoolNd, _BatchNorm) where ours has none, or _NormBase
+    theirs, ours = (error_of(make, nn) for nn in both)
+    assert theirs is not None and theirs.startswith("TypeError: ")
+    assert ours.partition(".__init__()")[2] == theirs.partition(
+        ".__init__()")[2] != ""
 
 
 # ------------------------------------------------------------ __call__
@@ -149,6 +193,9 @@ CONV_CONFIGS = [
     ((3, 8, (3, 5)), {"stride": 2, "padding": 1, "bias": False}),
     ((4, 8, 3), {"groups": 2, "dilation": 2}),
     ((3, 4, (2, 3)), {"padding": (1, 2), "dilation": (1, 2)}),
+    ((3, 4, 3), {"padding": "same", "stride": (1, 1)}),
+    ((3, 4, (2, 3)), {"padding": "same", "dilation": 2}),
+    ((4, 6, 3), {"padding": "valid", "groups": 2}),
 ]
 
 
@@ -184,23 +231,46 @@ def test_conv2d_rejects_bad_arguments(nn, kwargs, message):
     assert error_of(nn.Conv2d, **kwargs) == message
 
 
-LEFT_OUT = [({"padding": "same"}, "padding='same'"),
-            ({"padding": "valid"}, "padding='valid'"),
-            ({"padding": "full"}, "padding='full'"),
-            ({"padding_mode": "reflect"}, "padding_mode='reflect'"),
-            ({"padding_mode": "circular"}, "padding_mode='circular'"),
-            ({"padding_mode": "replicate"}, "padding_mode='replicate'")]
+PADDING_MODES = ["reflect", "circular", "replicate"]
 
 
-@pytest.mark.parametrize("kwargs,named", LEFT_OUT)
-def test_conv2d_options_left_out_raise_naming_them(both, kwargs, named):
-    # a deliberate difference: mininn does not rebuild padding strings or
-    # padding modes, and says so instead of computing something else
+@pytest.mark.parametrize("mode", PADDING_MODES)
+def test_conv2d_padding_modes_are_not_rebuilt_and_say_so(both, mode):
+    # a deliberate difference: mininn does not rebuild the padding modes,
+    # and says so, naming the argument, instead of computing something else
     theirs, ours = both
-    if "full" not in named:
-        assert error_of(theirs.Conv2d, 3, 3, 3, **kwargs) is None
-    assert error_of(ours.Conv2d, 3, 3, 3, **kwargs) == (
-        f"NotImplementedError: mininn's Conv2d does not rebuild {named}")
+    assert error_of(theirs.Conv2d, 3, 3, 3, padding_mode=mode) is None
+    assert error_of(ours.Conv2d, 3, 3, 3, padding_mode=mode) == (
+        "NotImplementedError: mininn's Conv2d does not rebuild "
+        f"padding_mode={mode!r}")
+
+
+def sets_sorted(message):
+    """`message` with each {...} set literal in it sorted: a set of strings
+    prints in hash order, which changes from one process to the next."""
+    return re.sub(r"\{([^}]*)\}",
+                  lambda m: "{" + ", ".join(sorted(m[1].split(", "))) + "}",
+                  message)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"padding": "full"}, {"padding": "SAME"}, {"padding_mode": "mirror"},
+    {"padding": "same", "stride": 2}, {"padding": "same", "stride": (1, 2)},
+    {"padding": "full", "padding_mode": "reflect"},
+    {"padding": "same", "stride": 2, "padding_mode": "mirror"},
+    {"groups": 2, "padding": "full"},
+], ids=str)
+def test_conv2d_a_value_torch_rejects_gets_torchs_error(both, kwargs):
+    theirs, ours = (error_of(nn.Conv2d, 4, 4, 3, **kwargs) for nn in both)
+    assert theirs is not None and theirs.startswith("ValueError: ")
+    assert sets_sorted(ours) == sets_sorted(theirs)
+
+
+def test_conv2d_padding_string_message_is_torchs_to_the_letter(both):
+    # the two-string set is built the same way in both, so its order agrees
+    theirs, ours = (error_of(nn.Conv2d, 4, 4, 3, padding="full")
+                    for nn in both)
+    assert ours == theirs
 
 
 def test_conv2d_checks_groups_before_refusing_a_padding_mode(nn):
@@ -258,19 +328,33 @@ def test_maxpool2d_stride_defaults_to_kernel_size(nn):
                           "dilation=1, ceil_mode=False)")
 
 
-@pytest.mark.parametrize("option", [{"dilation": 2},
-                                    {"return_indices": True},
-                                    {"ceil_mode": True}])
-def test_maxpool2d_leaves_out_what_the_book_does_not_use(both, option):
-    # a deliberate difference: mininn's MaxPool2d takes kernel_size, stride
-    # and padding only; an option it does not rebuild fails loudly
-    theirs, ours = both
-    assert error_of(theirs.MaxPool2d, 2, **option) is None
-    name = next(iter(option))
-    assert error_of(ours.MaxPool2d, 2, **option) == (
-        "TypeError: MaxPool2d.__init__() got an unexpected keyword argument "
-        f"'{name}'")
-    assert not hasattr(ours.MaxPool2d(2), name)
+@pytest.mark.parametrize("kwargs", [
+    {"ceil_mode": True}, {"dilation": 2}, {"stride": 1, "dilation": (1, 2)},
+    {"padding": 1, "ceil_mode": True}, {"stride": 3, "ceil_mode": True},
+], ids=str)
+def test_maxpool2d_dilation_and_ceil_mode_match_torch(both, kwargs):
+    theirs, ours = (nn.MaxPool2d(2, **kwargs) for nn in both)
+    assert repr(ours) == repr(theirs)
+    x = randn(2, 3, 7, 8)
+    assert torch.equal(ours(x), theirs(x))
+
+
+def test_maxpool2d_ceil_mode_counts_the_last_partial_window(nn):
+    x = torch.arange(25.0).view(1, 1, 5, 5)
+    assert nn.MaxPool2d(2)(x).shape == (1, 1, 2, 2)
+    assert nn.MaxPool2d(2, ceil_mode=True)(x).shape == (1, 1, 3, 3)
+
+
+def test_maxpool2d_return_indices_returns_where_each_maximum_was(both):
+    theirs, ours = (nn.MaxPool2d(2, return_indices=True) for nn in both)
+    x = randn(1, 2, 6, 6)
+    values, indices = ours(x)
+    assert all(torch.equal(a, b)
+               for a, b in zip((values, indices), theirs(x), strict=True))
+    assert torch.equal(x.flatten(2).gather(2, indices.flatten(2)),
+                       values.flatten(2))
+    # the repr leaves return_indices out, as torch's does
+    assert repr(ours) == repr(theirs)
 
 
 def test_adaptive_avg_pool2d_output_size_and_repr(nn):

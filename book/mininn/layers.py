@@ -87,18 +87,18 @@ class Conv2d(Module):
                  padding_mode="zeros", device=None, dtype=None):
         factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()
-        _check_conv(in_channels, out_channels, padding, groups, padding_mode)
+        _check_conv(in_channels, out_channels, padding, stride, groups,
+                    padding_mode)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _pair(kernel_size)
         self.stride = _pair(stride)
-        self.padding = _pair(padding)
+        self.padding = padding if isinstance(padding, str) else _pair(padding)
         self.dilation = _pair(dilation)
         self.groups = groups
         self.padding_mode = padding_mode  # always "zeros" here
-        self.weight = Parameter(torch.empty(
-            (out_channels, in_channels // groups, *self.kernel_size),
-            **factory_kwargs))
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        self.weight = Parameter(torch.empty(shape, **factory_kwargs))
         if bias:
             self.bias = Parameter(torch.empty(out_channels, **factory_kwargs))
         else:
@@ -131,18 +131,27 @@ class Conv2d(Module):
         return s.format(**self.__dict__)
 
 
-def _check_conv(in_channels, out_channels, padding, groups, padding_mode):
+def _check_conv(in_channels, out_channels, padding, stride, groups,
+                padding_mode):
     if groups <= 0:
         raise ValueError("groups must be a positive integer")
     if in_channels % groups != 0:
         raise ValueError("in_channels must be divisible by groups")
     if out_channels % groups != 0:
         raise ValueError("out_channels must be divisible by groups")
-    # Every padding string is refused, so no message prints torch's set of
-    # valid strings (a set's order depends on the hash seed).
+    # torch's sets, in its messages (their order depends on the hash seed)
+    valid_padding_strings = {"same", "valid"}
     if isinstance(padding, str):
-        raise NotImplementedError(
-            f"mininn's Conv2d does not rebuild padding={padding!r}")
+        if padding not in valid_padding_strings:
+            raise ValueError(f"Invalid padding string {padding!r}, should be "
+                             f"one of {valid_padding_strings}")
+        if padding == "same" and any(s != 1 for s in _pair(stride)):
+            raise ValueError(
+                "padding='same' is not supported for strided convolutions")
+    valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
+    if padding_mode not in valid_padding_modes:
+        raise ValueError(f"padding_mode must be one of {valid_padding_modes},"
+                         f" but got padding_mode='{padding_mode}'")
     if padding_mode != "zeros":
         raise NotImplementedError(
             f"mininn's Conv2d does not rebuild padding_mode={padding_mode!r}")
@@ -200,21 +209,26 @@ class Flatten(Module):
 class MaxPool2d(Module):
     """Max over kernel_size windows; stride defaults to kernel_size."""
 
-    def __init__(self, kernel_size, stride=None, padding=0):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
+                 return_indices=False, ceil_mode=False):
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
 
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride,
-                            self.padding)
+                            self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode,
+                            return_indices=self.return_indices)
 
     def extra_repr(self):
-        # torch's repr, with its dilation and ceil_mode at their defaults
         return ("kernel_size={kernel_size}, stride={stride}, "
-                "padding={padding}, dilation=1, ceil_mode=False"
-                .format(**self.__dict__))
+                "padding={padding}, dilation={dilation}, "
+                "ceil_mode={ceil_mode}".format(**self.__dict__))
 
 
 class AdaptiveAvgPool2d(Module):
