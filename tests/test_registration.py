@@ -1107,6 +1107,18 @@ def test_a_parameter_named_training_replaces_the_flag(nn):
     assert "training" not in vars(m) and m.training is w
 
 
+def test_assignment_stores_a_dotted_child_name_that_add_module_refuses(nn):
+    # __setattr__ stores a module itself and checks no name: the child is
+    # registered, but no dotted path reaches it
+    m, child = nn.Module(), nn.Module()
+    setattr(m, "a.b", child)
+    assert list(m._modules) == ["a.b"] and m._modules["a.b"] is child
+    raises_exactly(KeyError, 'module name can\'t contain ".", got: a.c',
+                   m.add_module, "a.c", nn.Module())
+    raises_exactly(AttributeError, "Module has no attribute `a`",
+                   m.get_submodule, "a.b")
+
+
 def _value(nn, kind):
     return {
         "Parameter": lambda: param(1),

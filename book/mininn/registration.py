@@ -26,7 +26,7 @@ class Module:
     """Base class for every layer and model (chapter 1: its state)."""
 
     # True: __init__ passes its arguments on to the next base class
-    # (for mixins, explained below); off by default, as in torch
+    # (cooperative multiple inheritance); off by default, as in torch
     call_super_init: bool = False
 
     def __init__(self, *args, **kwargs) -> None:
@@ -282,7 +282,7 @@ def _set_buffer(self, name, value):
     own = getattr(self.register_buffer, "__func__", None)
     if own is Module.register_buffer:  # the common, fast case
         self.register_buffer(name, value, persistent)
-    else:  # an override: see "An aside: old overrides" below
+    else:  # an override, perhaps one older than `persistent`
         _call_register_buffer(self, name, value, persistent)
 
 
