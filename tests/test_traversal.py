@@ -483,6 +483,16 @@ def test_train_sets_a_plain_attribute(nn):
     assert "training" not in net._parameters and "training" not in net._buffers
 
 
+def test_eval_leaves_autograd_on(nn):
+    # eval() is not no_grad(): parameters keep requires_grad, and what is
+    # computed from them records its graph
+    net = tree(nn).eval()
+    assert all(p.requires_grad for p in net.parameters())
+    assert (net.first.weight * 2).requires_grad
+    with torch.no_grad():
+        assert not (net.first.weight * 2).requires_grad
+
+
 def test_train_calls_each_parent_before_its_children(nn):
     log = []
 
@@ -718,6 +728,17 @@ def test_repr_keeps_blank_lines_of_a_nested_repr_empty(nn):
     text = repr(outer)
     assert text == "Module(\n  (inner): Spaced(\n    a=1\n\n    b=2\n  )\n)"
     assert not any(line.endswith(" ") for line in text.splitlines())
+
+
+def test_repr_indents_a_blank_line_of_its_own_extra_repr(nn):
+    # __repr__ puts two spaces before each extra_repr line, a blank one too;
+    # only _addindent, for a child, empties it
+    class Spaced(nn.Module):
+        def extra_repr(self):
+            return "a=1\n\nb=2"
+
+    assert repr(Spaced()).splitlines() == [
+        "Spaced(", "  a=1", "  ", "  b=2", ")"]
 
 
 def test_repr_prints_a_shared_child_under_each_name_and_none(nn):
