@@ -269,6 +269,18 @@ def test_non_strict_load_still_copies_what_matches(nn):
 
 
 @pytest.mark.loads_state_dict
+def test_non_strict_load_of_prefixed_keys_loads_nothing_silently(nn):
+    # a DataParallel checkpoint: every key under "module."
+    net, sd = make_state_net(nn), fresh(nn).state_dict()
+    before = state_copy(net)
+    prefixed = {"module." + k: v for k, v in sd.items()}
+    result = net.load_state_dict(prefixed, strict=False)
+    assert result == (list(sd), list(prefixed))
+    assert all(torch.equal(a, b) for (_, a), (_, b) in zip(before,
+                                                           state_copy(net)))
+
+
+@pytest.mark.loads_state_dict
 def test_size_mismatch_is_reported_after_the_key_lists(nn):
     sd = fresh(nn).state_dict()
     sd["b.weight"] = torch.zeros(2, 3)
@@ -748,6 +760,12 @@ def test_keywords_win_over_positional_arguments(nn):
     assert keys[0] == "q.scale"
 
 
+def test_a_keyword_at_its_default_loses_to_the_positional_value(nn):
+    with pytest.warns(FutureWarning):
+        keys = list(make_state_net(nn).state_dict(None, "p.", prefix=""))
+    assert keys[0] == "p.scale"
+
+
 # -- what a load does to the tensor objects -------------------------------------
 
 @pytest.mark.loads_state_dict
@@ -818,6 +836,53 @@ def test_all_or_nothing_undoes_a_swapping_load(nn):
         assert error_of(load_all_or_nothing, net, sd, assign=True)
     assert net.a.weight is weight and weight.dtype == torch.float32
     assert torch.equal(weight, before)
+
+
+def with_grads(net):
+    """net, after a backward pass: every parameter has a gradient."""
+    sum(p.sum() for p in net.parameters()).backward()
+    return net
+
+
+@pytest.mark.parametrize("assign", [False, True])
+def test_all_or_nothing_gives_back_the_gradients_a_swap_took(nn, assign):
+    from mininn import load_all_or_nothing
+
+    net, sd = with_grads(make_state_net(nn)), fresh(nn).state_dict()
+    sd["b.bias"] = torch.zeros(4)  # fails after a.* were swapped
+    grads = [p.grad for p in net.parameters()]
+    with swapping():
+        assert error_of(load_all_or_nothing, net, sd, assign=assign)
+    assert all(p.grad is g for p, g in zip(net.parameters(), grads))
+
+
+def test_all_or_nothing_leaves_the_checkpoint_alone_after_a_swap(nn):
+    """A swapping assign put the checkpoint's memory into the model;
+    restoring must not write the old values into it."""
+    from mininn import load_all_or_nothing
+
+    net, sd = make_state_net(nn), fresh(nn).state_dict()
+    sd["b.bias"] = torch.zeros(4)
+    given = {k: v.clone() for k, v in sd.items()}
+    memory = [t.data_ptr() for t in net.state_dict().values()]
+    with swapping():
+        assert error_of(load_all_or_nothing, net, sd, assign=True)
+    assert all(torch.equal(sd[k], given[k]) for k in sd)
+    assert [t.data_ptr() for t in net.state_dict().values()] == memory
+
+
+def test_all_or_nothing_loads_extra_state_it_cannot_read(nn):
+    """A class may override set_extra_state alone: nothing to snapshot."""
+    from mininn import load_all_or_nothing
+
+    class SetOnly(nn.Module):
+        def set_extra_state(self, state):
+            self.got = state
+
+    target = SetOnly()
+    assert repr(load_all_or_nothing(target, {"_extra_state": 5})) == (
+        "<All keys matched successfully>")
+    assert target.got == 5
 
 
 def test_all_or_nothing_undoes_a_swapping_load_into_a_meta_model(nn):

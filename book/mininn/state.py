@@ -75,7 +75,8 @@ def _save_to_state_dict(self, destination, prefix, keep_vars):
 
 def _positional(args, destination, prefix, keep_vars):
     """Read state_dict(destination, prefix, keep_vars) given by position,
-    as torch still does, with its FutureWarning; keywords win."""
+    as torch still does, with its FutureWarning; a keyword wins only
+    where it is not its default."""
     warnings.warn(
         "Positional args are being deprecated, use kwargs instead. Refer to "
         "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
@@ -432,43 +433,50 @@ def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
 
 def _snapshot(module):
     """Everything a load can change, module by module: the tensor objects
-    in each slot, a copy of their values, and a copy of extra state."""
+    in each slot, their memory, a copy of their values, their gradients,
+    and a copy of extra state (where the class can both read and set it)."""
     base = torch.nn.Module if isinstance(module, torch.nn.Module) else Module
     saved = []
     for m in module.modules():
-        values = {k: v.detach().clone() for k, v in itertools.chain(
-            m._parameters.items(), m._buffers.items()) if v is not None}
+        slots = itertools.chain(m._parameters.items(), m._buffers.items())
+        # per slot: its memory (an alias), a copy of its values, its grad
+        kept = {k: (v.detach(), v.detach().clone(), v.grad)
+                for k, v in slots if v is not None}
         extra = None
-        if _has_extra_state(m, "set_extra_state", base):
+        if (_has_extra_state(m, "get_extra_state", base)
+                and _has_extra_state(m, "set_extra_state", base)):
             extra = copy.deepcopy(m.get_extra_state())
-        saved.append((m, dict(m._parameters), dict(m._buffers), values,
-                      extra))
+        saved.append((m, dict(m._parameters), dict(m._buffers), kept, extra))
     return saved
 
 
 @torch.no_grad()
 def _restore(saved):
-    """Put back the objects (assign=True rebinds them), then the values."""
-    for m, params, buffers, values, extra in saved:
+    """Put back the objects (assign=True rebinds them), then their memory
+    (a swap exchanges it), values and gradients (a swap drops them)."""
+    for m, params, buffers, kept, extra in saved:
         m._parameters.clear()
         m._parameters.update(params)
         m._buffers.clear()
         m._buffers.update(buffers)
-        for name, value in values.items():
+        for name, (memory, value, grad) in kept.items():
             slot = (params | buffers)[name]
-            if slot.dtype == value.dtype and slot.device == value.device:
-                slot.copy_(value)
-                continue
-            if isinstance(slot, Parameter):  # a swap exchanges classes too
-                value = Parameter(value, requires_grad=slot.requires_grad)
-            torch.utils.swap_tensors(slot, value)  # dtype or device changed
+            if (slot.data_ptr(), slot.dtype, slot.device) != (
+                    memory.data_ptr(), memory.dtype, memory.device):
+                if isinstance(slot, Parameter):  # a swap exchanges classes
+                    memory = Parameter(memory, slot.requires_grad)
+                torch.utils.swap_tensors(slot, memory)  # its own memory back
+            slot.copy_(value)
+            if slot.grad is not grad:
+                slot.grad = grad
         if extra is not None:
             m.set_extra_state(extra)
 
 
 def load_all_or_nothing(module, state_dict, strict=True, assign=False):
     """module.load_state_dict(...), but if it raises, the module is left
-    exactly as it was. Costs one copy of the model's state."""
+    as it was: the same tensor objects, memory, values, gradients and
+    extra state. Costs one copy of the model's state."""
     saved = _snapshot(module)
     try:
         return module.load_state_dict(state_dict, strict=strict,
