@@ -4,13 +4,62 @@ ParameterList and ParameterDict, on torch.nn and on mininn.
 Tests taking `nn` run once on torch.nn and once on mininn; tests taking
 `both` build the same thing on the two backends and compare them.
 """
+import inspect
 from collections import OrderedDict
 
 import pytest
 import torch
 
+import mininn.containers
 from support import build_both, child_names, randn
 from helpers import error_of, same_tensors
+
+
+# ------------------------------------------------------------ signatures
+
+# every public class chapter 4 exports, found in the package itself
+EXPORTED = sorted(
+    name for name, value in vars(mininn.containers).items()
+    if isinstance(value, type) and not name.startswith("_")
+    and value.__module__ == mininn.containers.__name__)
+
+
+def arguments(cls):
+    """(name, kind, default) of each constructor argument: the signature,
+    without the annotations torch adds."""
+    return [(p.name, p.kind, p.default)
+            for p in inspect.signature(cls).parameters.values()]
+
+
+@pytest.mark.parametrize("name", EXPORTED)
+def test_every_container_takes_torchs_constructor_arguments(name):
+    assert arguments(getattr(mininn.containers, name)) == arguments(
+        getattr(torch.nn, name))
+
+
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.ModuleList(modules=[nn.ReLU()]),
+    lambda nn: nn.ModuleDict(modules={"a": nn.ReLU()}),
+    lambda nn: nn.ParameterList(values=[torch.ones(1)]),
+    lambda nn: nn.ParameterDict(parameters={"a": torch.ones(1)}),
+], ids=["ModuleList", "ModuleDict", "ParameterList", "ParameterDict"])
+def test_a_container_takes_its_argument_by_torchs_keyword(both, make):
+    theirs, ours = build_both(both, make)
+    assert repr(ours) == repr(theirs)
+
+
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.ModuleList([], [nn.ReLU()]),
+    lambda nn: nn.ModuleDict(items={"a": nn.ReLU()}),
+    lambda nn: nn.Sequential(layers=[nn.ReLU()]),
+    lambda nn: nn.ParameterDict({}, {}),
+], ids=["ModuleList-two", "ModuleDict-items", "Sequential-kwarg",
+        "ParameterDict-two"])
+def test_an_argument_torch_does_not_take_is_refused_as_torch_refuses_it(
+        both, make):
+    theirs, ours = (error_of(make, nn) for nn in both)
+    assert theirs is not None and theirs.startswith("TypeError: ")
+    assert ours == theirs
 
 
 # ------------------------------------------------------------ why not a list
@@ -467,6 +516,58 @@ def test_sequential_renumbers_so_append_keeps_every_layer(nn):
     assert [type(m).__name__ for m in seq] == ["ReLU", "Linear", "Tanh"]
 
 
+def test_deleting_from_a_named_sequential_renames_the_survivors(nn):
+    seq = nn.Sequential(OrderedDict(
+        conv=nn.Linear(2, 2), act=nn.ReLU(), head=nn.Linear(2, 2)))
+    del seq[1]
+    assert [n for n, _ in seq.named_parameters()] == [
+        "0.weight", "0.bias", "1.weight", "1.bias"]
+
+
+def test_inserting_into_a_named_sequential_raises_key_error(nn):
+    seq = nn.Sequential(OrderedDict(conv=nn.Linear(2, 2), act=nn.ReLU()))
+    assert error_of(seq.insert, 0, nn.Tanh()) == "KeyError: '1'"
+
+
+def test_sequential_of_the_children_loses_what_forward_did_between_them(
+        both):
+    outputs = []
+    for nn in both:
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(1, 2, 3)
+                self.fc = nn.Linear(2 * 4 * 4, 3)
+
+            def forward(self, x):
+                return self.fc(torch.flatten(torch.relu(self.conv(x)), 1))
+
+        torch.manual_seed(0)
+        net = Net()
+        x = randn(2, 1, 6, 6)
+        cured = nn.Sequential(net.conv, nn.ReLU(), nn.Flatten(), net.fc)
+        assert torch.equal(cured(x), net(x))
+        outputs.append((error_of(nn.Sequential(*net.children()), x), net(x)))
+    (theirs, out_t), (ours, out) = outputs
+    assert ours == theirs and theirs.startswith("RuntimeError: mat1 and mat2")
+    assert torch.equal(out, out_t)
+
+
+def test_rmul_repeats_into_a_new_sequential_and_leaves_the_original(nn):
+    seq = nn.Sequential(nn.ReLU(), nn.Tanh())
+    twice = 2 * seq
+    assert len(twice) == 4 and len(seq) == 2 and twice is not seq
+
+
+def test_iadd_returns_the_container_itself(nn):
+    blocks, params = nn.ModuleList(), nn.ParameterList()
+    before = (blocks, params)
+    blocks += [nn.ReLU()]
+    params += [torch.ones(1)]
+    assert blocks is before[0] and params is before[1]
+    assert len(blocks) == 1 and len(params) == 1
+
+
 def test_sequential_mul_shares_while_deepcopy_makes_new_parameters(nn):
     from copy import deepcopy
 
@@ -554,6 +655,14 @@ def test_a_dict_container_refuses_a_key_that_is_a_module_attribute(nn, key):
     if not key.startswith("_"):  # a Parameter first removes an instance
         # attribute of its name (Module.__setattr__), then registers
         assert error_of(nn.ParameterDict, {key: torch.ones(1)}) == message
+
+
+def test_a_parameter_dict_keeps_a_key_that_setattr_refused(nn):
+    d = nn.ParameterDict()
+    assert error_of(d.__setitem__, "train", torch.ones(1)) == (
+        "KeyError: \"attribute 'train' already exists\"")
+    assert list(d) == ["train"] and d["train"] == d.train  # the method
+    assert list(d.parameters()) == []
 
 
 def test_a_dict_container_takes_keys_that_are_not_attributes(nn):

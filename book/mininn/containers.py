@@ -94,6 +94,7 @@ class Sequential(Module):
             combined.add_module(str(offset), module)
         return combined
 
+    # --- the rest of the protocol, for parity (chapter 4, last section)
     def __add__(self, other):
         if not isinstance(other, Sequential):
             raise _not_sequential(other)
@@ -119,6 +120,9 @@ class Sequential(Module):
             for i in range(length):
                 self.add_module(str(repeat * length + i), self._modules[str(i)])
         return self
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
 
     def pop(self, key):
         v = self[key]
@@ -195,6 +199,9 @@ class ModuleList(Module):
             self.add_module(str(offset + i), module)
         return self
 
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
     def __repr__(self):
         """Like Module's repr, but runs of equal children fold into one line."""
         list_of_reprs = [repr(item) for item in self]
@@ -214,8 +221,10 @@ class ModuleList(Module):
             lines.append(_addindent(local_repr, 2))
         return (self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)")
 
+    # --- the rest of the protocol, for parity (chapter 4, last section)
     def insert(self, index, module):
-        # torch's loop: a negative index raises KeyError, as torch's does
+        """Put `module` at `index`, shifting the later ones; torch's loop, so
+        a negative index raises KeyError, as torch's does."""
         for i in range(len(self._modules), index, -1):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
@@ -230,9 +239,6 @@ class ModuleList(Module):
         for i, module in enumerate(chain(self, other)):
             combined.add_module(str(i), module)
         return combined
-
-
-ModuleList.__iadd__ = ModuleList.extend
 
 
 def _addindent(s_, numSpaces):
@@ -322,7 +328,7 @@ class ParameterList(Module):
     _get_abs_string_index = ModuleList._get_abs_string_index
 
     def __getitem__(self, idx):
-        if isinstance(idx, slice):
+        if isinstance(idx, slice):  # a new list of the same Parameters
             out = self.__class__()
             for i in range(*idx.indices(len(self))):
                 out.append(self[i])
@@ -352,6 +358,9 @@ class ParameterList(Module):
             self.append(value)
         return self
 
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
     def __iter__(self):
         return iter(self[i] for i in range(len(self)))
 
@@ -361,9 +370,6 @@ class ParameterList(Module):
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterList should not be called.")
-
-
-ParameterList.__iadd__ = ParameterList.extend
 
 
 def _describe(key, p, typename):
@@ -399,6 +405,7 @@ class ParameterDict(Module):
         return getattr(self, self._key_to_attr(key))
 
     def __setitem__(self, key, value):
+        """Record the key, then set; a refused key stays, as in torch."""
         self._keys[key] = None
         setattr(self, self._key_to_attr(key), _as_parameter(value))
 
@@ -464,6 +471,7 @@ class ParameterDict(Module):
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
 
+    # --- the rest of the protocol, for parity (chapter 4, last section)
     def get(self, key, default=None):
         return self[key] if key in self else default
 
@@ -515,6 +523,3 @@ class ParameterDict(Module):
 def _not_sequential(other):
     return ValueError("add operator supports only objects of Sequential "
                       f"class, but {str(type(other))} is given.")
-
-
-Sequential.__rmul__ = Sequential.__mul__
