@@ -68,37 +68,13 @@ def bytecode():
             if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-# The browser the site's tests drive and the PDFs are printed with. Debian's
-# chromium-headless-shell is the same Chromium built as the headless shell,
-# the browser playwright itself runs headless: measured on a 2-core EPYC,
-# a fifth to a third less CPU to load a page and a tenth less to print the
-# PDF than the full chromium, which is used where only it is installed.
-# BOOK_CHROMIUM names another.
-BROWSERS = ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium")
-
-
-def chromium():
-    """The browser's path (BROWSERS' first that exists, or BOOK_CHROMIUM);
-    BROWSERS[0] when none is installed, for the messages that say so."""
-    return os.environ.get("BOOK_CHROMIUM") or next(
-        (path for path in BROWSERS if Path(path).exists()), BROWSERS[0])
-
-
-def chinese_font():
-    """Whether fontconfig lists a font with Chinese glyphs (the Chinese PDF
-    draws boxes without one)."""
-    try:
-        listed = subprocess.run(["fc-list", ":lang=zh"], capture_output=True,
-                                text=True).stdout
-    except FileNotFoundError:
-        return False
-    return bool(listed.strip())
-
-
 def browser():
     """The site tests drive Debian's chromium-headless-shell, and the
     Chinese PDF needs a Chinese font: .ci/install-browser installs both
-    where we can."""
+    where we can. The lookup is the PDF extension's (site/book_pdf.py)."""
+    sys.path.insert(0, str(ROOT / "site"))
+    from book_pdf import BROWSERS, chinese_font, chromium
+
     if Path(BROWSERS[0]).exists() and chinese_font():
         return
     script = ROOT / ".ci" / "install-browser"

@@ -13,18 +13,17 @@ the English site and then this one. The English notebooks and pages are the
 only source: a .po holds the Chinese for each English paragraph, heading,
 list item, caption, admonition, exercise and glossary entry, keyed by the
 English text itself. Code cells and their outputs are never in a catalog.
-The words the site's extension writes itself (book/_ext/book_files.py: the
-PDF's cover and contents, its metadata, the footer's licence line) have one
-catalog of their own, locale/zh_CN/LC_MESSAGES/book_files.po, extracted from
-that file and merged the same way.
+The words the site's extensions write themselves (site/*.py: the note under
+each title, the PDF's cover and metadata, the footer's licence line) have
+one catalog of their own, locale/zh_CN/LC_MESSAGES/book_site.po, extracted
+from those files and merged the same way. The Chinese build, like the
+English one, prints its PDF when a browser is there (site/book_pdf.py).
 """
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-import dev  # tools/dev.py: the environment, the browser, the font
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
@@ -36,11 +35,11 @@ ZH_DOCTREES = BUILD / ".doctrees-zh"
 LOCALE = ROOT / "locale"
 LANGUAGE = "zh_CN"
 CATALOGS = LOCALE / LANGUAGE / "LC_MESSAGES"
-# The pages' catalogs (book/<page>.po), and the one of the words that
-# book_files writes itself (its CATALOG, "book_files").
+# The pages' catalogs (book/<page>.po), and the one of the words that the
+# site's extensions write themselves (site_catalog.CATALOG, "book_site").
 PAGE_CATALOGS = CATALOGS / "book"
-SITE_SOURCE = ROOT / "book" / "_ext" / "book_files.py"
-SITE_CATALOG = CATALOGS / "book_files.po"
+SITE_SOURCES = sorted((ROOT / "site").glob("*.py"))
+SITE_CATALOG = CATALOGS / "book_site.po"
 # What the Chinese build sets on top of _config.yml (the English build
 # leaves `language` at its default, "en").
 ZH_OVERRIDES = {
@@ -79,26 +78,29 @@ def extract(quiet=False):
 
 
 def site_messages():
-    """[(English, line)] of every `_("...")` and `N_("...")` of
-    book_files.py, in order (Babel's extractor, as `pybabel extract`)."""
+    """[(English, file, line)] of every `_("...")` and `N_("...")` of the
+    site's extensions, in order (Babel's extractor, as `pybabel
+    extract`)."""
     from babel.messages.extract import extract_from_file
 
     found = {}
-    for line, message, _comments, _context in extract_from_file(
-            "python", SITE_SOURCE, keywords={"_": None, "N_": None}):
-        found.setdefault(message, line)
-    return list(found.items())
+    for source in SITE_SOURCES:
+        for line, message, _comments, _context in extract_from_file(
+                "python", source, keywords={"_": None, "N_": None}):
+            found.setdefault(message, (source, line))
+    return [(message, source, line)
+            for message, (source, line) in found.items()]
 
 
 def extract_site(quiet=False):
-    """book_files' own words -> _build/gettext/book_files.pot."""
+    """The site's own words -> _build/gettext/book_site.pot."""
     from babel.messages.catalog import Catalog
     from babel.messages.pofile import write_po
 
     catalog = Catalog(project="Rebuilding torch.nn.Module", fuzzy=False)
-    source = SITE_SOURCE.relative_to(ROOT).as_posix()
-    for message, line in site_messages():
-        catalog.add(message, locations=[(f"../../{source}", line)])
+    for message, source, line in site_messages():
+        where = source.relative_to(ROOT).as_posix()
+        catalog.add(message, locations=[(f"../../{where}", line)])
     GETTEXT.mkdir(parents=True, exist_ok=True)
     with (GETTEXT / f"{SITE_CATALOG.stem}.pot").open("wb") as handle:
         write_po(handle, catalog, width=76)
@@ -114,19 +116,8 @@ def merge():
         cwd=ROOT).returncode
 
 
-def cjk_font():
-    """The Chinese PDF needs a font with Chinese glyphs (else: boxes);
-    tools/dev.py installs one with the browser (.ci/install-browser)."""
-    if not dev.chinese_font():
-        print("note: no Chinese font (fc-list :lang=zh is empty): install "
-              "fonts-wqy-microhei (.ci/install-browser) for the Chinese PDF",
-              flush=True)
-
-
 def build(outdir=ZH_HTML, quiet=False):
     """The Chinese site, warnings as errors."""
-    if os.environ.get("BOOK_I18N_PDF", "1") != "0":
-        cjk_font()
     return sphinx("html", Path(outdir), ZH_DOCTREES, ZH_OVERRIDES,
                   quiet=quiet)
 

@@ -1,5 +1,5 @@
 """Sphinx extension: the Chinese edition beside the English one (issue 20).
-(Named `languages`, not `i18n`: book_files puts tools/ on sys.path, and
+(Named `languages`, not `i18n`: book_search puts tools/ on sys.path, and
 tools/i18n.py, which builds the editions, would shadow it.)
 
 Both editions are built from the same notebooks and pages; the Chinese one
@@ -15,12 +15,10 @@ prose from locale/zh_CN/LC_MESSAGES/book/<page>.po. This extension:
   or a fuzzy one, fails the test by file and string);
 - refuses a configuration that would make code translatable (code cells and
   outputs are literal blocks: they must stay byte-identical, so
-  `gettext_additional_targets` must not name literal or doctest blocks);
-- in the Chinese build, writes the note under each title in Chinese, and
-  prints the whole-book page (which book_files writes in the build's
-  language, from its own catalog locale/zh_CN/LC_MESSAGES/book_files.po) to
-  the Chinese PDF with book_files' own print_pdf (book_files.py belongs to
-  the site; this only calls it).
+  `gettext_additional_targets` must not name literal or doctest blocks).
+
+The words the site's extensions write themselves (the note under each title,
+the PDF's cover) come from their own catalog (site_catalog.py).
 
 Notebook strings, once translated, are parsed again as Markdown, not as a
 notebook: myst-nb 1.4.0 does that itself (it checks for Sphinx's
@@ -32,17 +30,13 @@ the issue named, instead of the traceback.
 import filecmp
 import json
 import os
-import re
 from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.errors import ConfigError, ExtensionError
 from sphinx.transforms import SphinxTransform
-from sphinx.util import logging
 from sphinx.util.nodes import extract_messages
-
-logger = logging.getLogger(__name__)
 
 MESSAGES = "i18n-messages.json"
 ZH_FOLDER = "zh"   # the Chinese edition, relative to the English root
@@ -305,57 +299,13 @@ def _language_switch(app, pagename, templatename, context, doctree):
         "label": "language-switch"})
 
 
-NOTE = re.compile(r'<p class="book-downloads">(.*?)</p>', re.S)
-
-
-def _chinese_note(app, pagename, templatename, context, doctree):
-    """book_files' note under the title, in Chinese (same links)."""
-    if not chinese(app.config) or "body" not in context:
-        return
-    found = NOTE.search(context["body"])
-    if not found:
-        return
-    hrefs = re.findall(r'href="([^"]*)"', found.group(1))
-    words = []
-    for href in hrefs:
-        if href.endswith(".zip"):
-            words.append(f'<a class="reference external" href="{href}">'
-                         "全部笔记本（.zip）</a>，附带它们导入的辅助函数和包")
-        elif href.endswith(".pdf"):
-            words.append(f'<a class="reference external" href="{href}">'
-                         "整本书的 PDF</a>")
-        else:
-            words.append(f'<a class="reference internal" href="{href}">'
-                         "索引</a>")
-    note = '<p class="book-downloads">自己运行：' + "；".join(words) + "。</p>"
-    context["body"] = (context["body"][:found.start()] + note
-                       + context["body"][found.end():])
-
-
 # --------------------------------------------------------------------------
 # End of the build
-
-def _pdf_wanted(app):
-    return (chinese(app.config) and app.builder.name == "html"
-            and os.environ.get("BOOK_I18N_PDF", "1") != "0")
-
 
 def _builder_inited(app):
     _init_env(app)
     if chinese(app.config):
         _check_myst_nb()
-    # The Chinese PDF is printed below, after the whole-book page is put
-    # into Chinese; book_files (which reads this flag when it prints) keeps
-    # it for the PDF link under each title.
-    app.i18n_print_pdf = False
-    if chinese(app.config) and getattr(app.env, "book_files_pdf", False):
-        app.i18n_print_pdf = _pdf_wanted(app)
-
-
-def _before_book_files(app, exception):
-    """Priority 899: book_files prints the PDF at 900 when this is set."""
-    if chinese(app.config) and hasattr(app.env, "book_files_pdf"):
-        app.env.book_files_pdf = False
 
 
 def _build_finished(app, exception):
@@ -365,23 +315,6 @@ def _build_finished(app, exception):
     record.write_text(json.dumps(
         {d: app.env.i18n_messages[d] for d in sorted(app.env.i18n_messages)},
         ensure_ascii=False, indent=1), encoding="utf-8")
-    if app.builder.name != "html":
-        return
-    outdir = Path(app.outdir)
-    import book_files  # the site's extension (book/_ext/book_files.py)
-
-    pages = getattr(app.env, "book_files_pages", None)
-    if not pages:
-        return
-    page = outdir / str(Path(pages[0]).parent) / book_files.WHOLE_BOOK
-    if page.exists() and app.i18n_print_pdf:
-        problems = book_files.print_pdf(
-            outdir, page, outdir / book_files.PDF_NAME,
-            metadata=book_files.pdf_metadata(app.config))
-        for problem in problems:
-            logger.warning(f"i18n: {book_files.WHOLE_BOOK} printed with "
-                           f"{problem}")
-        logger.info(f"i18n: wrote the Chinese {book_files.PDF_NAME}")
 
 
 # --------------------------------------------------------------------------
@@ -422,7 +355,7 @@ def _stale_pages(app, env, added, changed, removed):
     """Pages to write again after a change Sphinx does not track, which
     left a warm build (the Chinese edition's, in the tests and `dev.py
     book`) saying "no targets are out of date" and keeping old pages:
-    - book_files.po changed (book_files' words in every page's header and
+    - book_site.po changed (site_catalog's words in every page's header and
       footer): every page;
     - a static file changed (book.css, book.js): the first page, because
       Sphinx copies the static files only when it writes a page."""
@@ -434,7 +367,7 @@ def _stale_pages(app, env, added, changed, removed):
         return []  # a first build: every page is written anyway
     oldest = min(page.stat().st_mtime for page in pages)
     catalogs = [Path(app.srcdir, folder, app.config.language or "en",
-                     "LC_MESSAGES", "book_files.po")
+                     "LC_MESSAGES", "book_site.po")
                 for folder in app.config.locale_dirs]
     if any(po.exists() and po.stat().st_mtime > oldest for po in catalogs):
         return sorted(env.found_docs)
@@ -466,9 +399,6 @@ def setup(app):
     app.connect("env-merge-info", _merge)
     # After sphinx-book-theme fills header_buttons (priority 501).
     app.connect("html-page-context", _language_switch, priority=502)
-    # After book_files' note (priority 500).
-    app.connect("html-page-context", _chinese_note, priority=600)
-    app.connect("build-finished", _before_book_files, priority=899)
-    app.connect("build-finished", _build_finished, priority=950)
+    app.connect("build-finished", _build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 6}

@@ -1,0 +1,311 @@
+"""Sphinx extension: the downloads a reader takes from the site.
+
+At the end of an HTML build it writes, into the output folder:
+
+- ``rebuilding-nn-module-notebooks.zip``: the whole book as a runnable copy
+  (every chapter notebook, ``helpers.py`` and ``mininn/`` that they import,
+  ``benchmarks/bench.py`` for the performance chapter, the reader's pinned
+  requirements and a README saying how to run it). A chapter downloaded
+  alone cannot run: it imports ``helpers`` and ``mininn`` from the folder
+  beside it, and its copy under _sources/ says so in its first cell;
+- the licences, as .txt beside the pages (the footer of every page links
+  them).
+
+Every page of the table of contents gets a short note under its title that
+links the zip, the PDF (book_pdf) and the index, and the header's download
+menu offers the zip and the PDF first.
+"""
+import zipfile
+from pathlib import Path
+
+from sphinx.util import logging
+
+from book_pdf import PDF_NAME
+from site_catalog import N_, _
+
+logger = logging.getLogger(__name__)
+
+ZIP_NAME = "rebuilding-nn-module-notebooks.zip"
+ZIP_FOLDER = "rebuilding-nn-module"
+# A fixed date inside the zip, so the same sources give the same bytes.
+ZIP_DATE = (2026, 1, 1, 0, 0, 0)
+LICENCE_FILES = ("LICENSE.txt", "LICENSE-text.txt")  # beside the pages
+
+READER_PACKAGES = ("torch", "numpy", "matplotlib", "tqdm", "jupyterlab",
+                   "jupyterlab-myst", "ipykernel", "ipywidgets")
+# The Python versions the zip's chapter 1 is run on (the site's tests run it
+# on the interpreter of .venv); see ZIP_README.
+TESTED_PYTHONS = "3.11"
+
+ZIP_README = """\
+# Rebuilding torch.nn.Module: the runnable notebooks
+
+This folder is the whole book as notebooks, with what they import:
+`book/helpers.py` (small helpers: tables, error capture, trees) and
+`book/mininn/` (the package the chapters export, one module per chapter).
+A chapter notebook downloaded alone cannot run: it imports both from the
+folder it sits in. `book/intro.md` is the book's introduction and
+`book/glossary.md` its glossary.
+
+## Run it
+
+Install once, while you are online; after that everything runs offline.
+The notebooks were run with Python {pythons} (the book's tests run chapter 1
+from this zip); they need Python 3.11 or newer and about 1 GB of disk.
+
+1. Make an environment, in this folder:
+
+   ```
+   python3 -m venv .venv
+   ```
+
+2. **On Linux, install the CPU-only torch first.** From PyPI, `torch` on
+   Linux is the CUDA build: with its NVIDIA packages, several GB, and the
+   book needs no GPU. PyTorch's CPU index has the small build
+   (`2.13.0+cpu` satisfies the pin `torch==2.13.0` in step 3):
+
+   ```
+   .venv/bin/pip install torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu
+   ```
+
+   On macOS and Windows, skip this step: PyPI's wheel is the CPU build.
+
+3. Install what the notebooks use ({count} packages, pinned):
+
+   ```
+   .venv/bin/pip install -r requirements-reader.txt
+   ```
+
+4. Open the book:
+
+   ```
+   .venv/bin/jupyter lab --notebook-dir=book
+   ```
+
+   On Windows the commands are `.venv\\Scripts\\pip` and
+   `.venv\\Scripts\\jupyter`. As root (a container), JupyterLab needs
+   `--allow-root`.
+
+Then open `01_registration.ipynb` and run it top to bottom; every chapter
+runs on a laptop CPU in well under a minute. Each notebook keeps its
+outputs, so you can also read it without running it.
+
+`requirements.txt` is the authors' full list (the website build and the
+test suite as well); you do not need it to run the notebooks.
+
+## Licence
+
+The text and figures are licensed under CC BY-SA 4.0 (`LICENSE-text`),
+the code under the MIT licence (`LICENSE`).
+"""
+
+
+def toc_docnames(toc_path):
+    """Docnames of a _toc.yml, in reading order, as sphinx_external_toc (the
+    extension that builds the site from it) reads the file. The site's tests
+    use this function too."""
+    from sphinx_external_toc.parsing import parse_toc_yaml
+
+    site_map = parse_toc_yaml(toc_path)
+    order = []
+
+    def walk(docname):
+        order.append(docname)
+        for tree in site_map[docname].subtrees:
+            for item in tree.items:
+                if isinstance(item, str):  # not a glob or a URL
+                    walk(item)
+
+    walk(site_map.root.docname)
+    return order
+
+
+def toc_pages(app):
+    """Docnames of the table of contents, in reading order."""
+    return toc_docnames(Path(app.srcdir) / app.config.external_toc_path)
+
+
+# --------------------------------------------------------------------------
+# The note under each title.
+
+def add_download_note(app, pagename, templatename, context, doctree):
+    if (app.builder.name != "html" or "body" not in context
+            or pagename not in app.env.book_pages):
+        return
+    pathto = context["pathto"]
+    links = [_('<a class="reference external" href="{href}">all the '
+               'notebooks (.zip)</a>, with the helpers and the package they '
+               'import').format(href=pathto(ZIP_NAME, 1))]
+    if app.env.book_pdf:
+        links.append(_('<a class="reference external" href="{href}">the '
+                       'whole book as a PDF</a>').format(
+                           href=pathto(PDF_NAME, 1)))
+    links.append(_('<a class="reference internal" href="{href}">the '
+                   'index</a>').format(href=pathto("genindex")))
+    note = ('<p class="book-downloads">'
+            + _("Run it yourself: {links}.").format(links=_("; ").join(links))
+            + "</p>")
+    body = context["body"]
+    end = body.find("</h1>")
+    if end >= 0:
+        end += len("</h1>")
+        context["body"] = body[:end] + "\n" + note + body[end:]
+
+
+# _config.yml's extra_footer, word for word (tests/site/test_zip.py), marked for
+# the catalog: a Chinese page's footer says it in Chinese.
+FOOTER = N_("Every chapter is re-executed and checked against "
+            "<code>torch.nn</code> by the test suite.")
+
+
+def add_licence_to_footer(app, pagename, templatename, context, doctree):
+    """Every page's footer names the licences and links their files (copied
+    beside the pages as .txt, so a browser shows them)."""
+    if app.builder.name != "html":
+        return
+    pathto = context["pathto"]
+    licence = " " + _(
+        'The text and figures are licensed under <a rel="license" '
+        'href="https://creativecommons.org/licenses/by-sa/4.0/">CC BY-SA '
+        '4.0</a> (<a class="book-licence" href="{text}">LICENSE-text</a>), '
+        'the code under the MIT licence (<a class="book-licence" '
+        'href="{code}">LICENSE</a>).').format(
+            text=pathto(LICENCE_FILES[1], 1), code=pathto(LICENCE_FILES[0], 1))
+    footer = context.get("theme_extra_footer") or ""
+    if " ".join(footer.split()) == FOOTER:
+        footer = _(FOOTER)
+    if "book-licence" not in footer:
+        context["theme_extra_footer"] = footer + licence
+
+
+def add_download_entries(app, pagename, templatename, context, doctree):
+    """The header's download menu (sphinx-book-theme) offers the page's own
+    .ipynb, which cannot run alone; the runnable zip and the book's PDF go
+    first in it."""
+    if app.builder.name != "html" or pagename not in app.env.book_pages:
+        return
+    pathto = context["pathto"]
+    for group in context.get("header_buttons") or []:
+        if group.get("label") != "download-buttons":
+            continue
+        entries = [{"type": "link", "url": pathto(ZIP_NAME, 1),
+                    "text": ".zip", "icon": "fas fa-file-zipper",
+                    "tooltip": _("All the notebooks, with what they import"),
+                    "label": "download-zip-button"}]
+        if app.env.book_pdf:
+            entries.append({"type": "link", "url": pathto(PDF_NAME, 1),
+                            "text": _("book .pdf"), "icon": "fas fa-book",
+                            "tooltip": _("The whole book as a PDF"),
+                            "label": "download-book-pdf-button"})
+        group["buttons"][:0] = entries
+
+
+# The first cell of a chapter downloaded alone (_sources/, the header's
+# .ipynb): what it needs to run. The zip keeps the notebooks as they are.
+ALONE_NOTE = (
+    "**Downloaded alone, this notebook cannot run**: its first cell imports "
+    "`helpers` and `mininn` from the folder it sits in. Take the whole book "
+    f"instead: `{ZIP_NAME}` (linked under the title of every page of the "
+    "book's website) holds every chapter with `helpers.py`, the `mininn` "
+    "package and a README that says how to install and run them.")
+
+
+def mark_lone_notebooks(app, outdir):
+    import nbformat
+
+    for docname in app.env.book_pages:
+        path = outdir / "_sources" / (docname + ".ipynb")
+        if not path.exists():
+            continue
+        nb = nbformat.read(path, as_version=4)
+        # A page that this build did not write again keeps its copy, and
+        # the note an earlier build put in it.
+        nb.cells = [cell for cell in nb.cells if "downloaded-alone" not in
+                    cell.metadata.get("tags", [])]
+        note = nbformat.v4.new_markdown_cell(ALONE_NOTE)
+        note.id = "downloaded-alone"
+        note.metadata["tags"] = ["downloaded-alone"]
+        nb.cells.insert(0, note)
+        nbformat.write(nb, path)
+
+
+# --------------------------------------------------------------------------
+# The runnable zip.
+
+def reader_requirements(root):
+    """requirements-reader.txt: READER_PACKAGES at their pins in
+    requirements.txt."""
+    pins = {}
+    for line in (root / "requirements.txt").read_text().splitlines():
+        name, _, version = line.partition("==")
+        if version:
+            pins[name.strip().lower().replace("_", "-")] = line.strip()
+    missing = [p for p in READER_PACKAGES if p not in pins]
+    if missing:
+        raise ValueError(f"requirements.txt pins none of {missing}")
+    return ("# What the notebooks need, at the versions the book was run with"
+            "\n# (on Linux, install the CPU-only torch first: README.md).\n"
+            + "".join(pins[p] + "\n" for p in READER_PACKAGES))
+
+
+def write_zip(app, outdir):
+    root = Path(app.srcdir)
+    files = []
+    for docname in app.env.book_pages:
+        source = root / (docname + ".ipynb")
+        if not source.exists():
+            source = root / (docname + ".md")
+        files.append(source)
+    files += sorted((root / "book" / "mininn").glob("*.py"))
+    files += [root / "book" / "helpers.py", root / "requirements.txt",
+              root / "LICENSE", root / "LICENSE-text"]
+    files += sorted((root / "benchmarks").glob("*.py"))
+    target = outdir / ZIP_NAME
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        def add(name, data):
+            info = zipfile.ZipInfo(f"{ZIP_FOLDER}/{name}", ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, data)
+
+        add("README.md", ZIP_README.format(
+            pythons=TESTED_PYTHONS, count=len(READER_PACKAGES)))
+        add("requirements-reader.txt", reader_requirements(root))
+        for path in files:
+            if path.exists():
+                add(path.relative_to(root).as_posix(), path.read_bytes())
+    logger.info(f"book_zip: wrote {ZIP_NAME} ({len(files) + 1} files)")
+
+
+
+def copy_licences(app, outdir):
+    root = Path(app.srcdir)
+    for source, published in zip(("LICENSE", "LICENSE-text"), LICENCE_FILES):
+        if (root / source).exists():
+            (outdir / published).write_bytes((root / source).read_bytes())
+
+
+def builder_inited(app):
+    app.env.book_pages = toc_pages(app)
+
+
+def build_finished(app, exception):
+    # The plain HTML builder only: the pages are <docname>.html.
+    if exception is not None or app.builder.name != "html":
+        return
+    outdir = Path(app.outdir)
+    write_zip(app, outdir)
+    mark_lone_notebooks(app, outdir)
+    copy_licences(app, outdir)
+
+
+def setup(app):
+    app.setup_extension("site_catalog")
+    app.setup_extension("book_pdf")
+    app.connect("builder-inited", builder_inited)
+    app.connect("html-page-context", add_download_note)
+    app.connect("html-page-context", add_licence_to_footer)
+    # After sphinx-book-theme has made its header buttons (priority 501).
+    app.connect("html-page-context", add_download_entries, priority=600)
+    app.connect("build-finished", build_finished)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

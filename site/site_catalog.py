@@ -1,0 +1,50 @@
+"""Sphinx extension: the message catalog of the words the site's extensions
+write themselves (the download note and menu, the footer's licence line, the
+PDF's cover and metadata, a figure's tooltip).
+
+They are English in the code, marked `_("...")` where used or `N_("...")`
+where defined, and looked up in locale/<language>/LC_MESSAGES/book_site.po
+in the build's language: `tools/i18n.py update` extracts them from every
+site/*.py (Babel, as `pybabel extract`) and merges them as it does the
+pages' catalogs. A message is HTML; its translation keeps its tags and
+{fields} (tests/test_i18n.py). The English build has no catalog, and writes
+the English as it is.
+"""
+from pathlib import Path
+
+CATALOG = "book_site"
+
+
+def _(message):
+    """`message` in the language of the build."""
+    # Sphinx is imported here, not above: tools/dev.py, which runs before
+    # .venv exists, imports book_pdf (the browser lookup), and so this.
+    from sphinx.locale import get_translation
+
+    return str(get_translation(CATALOG)(message))
+
+
+def N_(message):
+    """Marks a message for the catalog where it is defined; `_` translates
+    it where it is used."""
+    return message
+
+
+def add_catalog(app, config):
+    """Compile the .po when it is newer than its .mo (Sphinx compiles only
+    the pages' catalogs, of the pages it reads again), and register it for
+    the build's language."""
+    from sphinx.util.i18n import CatalogInfo
+
+    for folder in config.locale_dirs:
+        base = Path(app.srcdir, folder)
+        catalog = CatalogInfo(str(base / (config.language or "en")
+                                  / "LC_MESSAGES"), CATALOG, "utf-8")
+        if Path(catalog.po_path).exists() and catalog.is_outdated():
+            catalog.write_mo(config.language)
+        app.add_message_catalog(CATALOG, str(base))
+
+
+def setup(app):
+    app.connect("config-inited", add_catalog)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
