@@ -4,8 +4,8 @@
 #   register_forward_pre_hook, register_forward_hook, _call_forward_pre_hook,
 #   _call_forward_hook, _call_always_called_hooks,
 #   register_full_backward_pre_hook, register_full_backward_hook,
-#   register_backward_hook, _get_backward_hooks, _backward_hooks_for_call,
-#   _hook_result_for_backward, _call_impl, _register_old_backward_hooks,
+#   _get_backward_hooks, _backward_hooks_for_call, _hook_result_for_backward,
+#   _call_impl, _register_old_backward_hooks, register_backward_hook,
 #   _maybe_warn_non_full_backward_hook
 
 import functools
@@ -309,15 +309,22 @@ def register_full_backward_hook(self, hook: Callable,
     return handle
 
 
-@add_to_class(Module)
-def register_backward_hook(self, hook: Callable) -> RemovableHandle:
-    """Add an old-style `hook(module, grad_input, grad_output)`. Deprecated:
-    it sees the gradients of forward's last operation only."""
-    if self._is_full_backward_hook is True:
-        raise RuntimeError(_MIXED.format("on a single Module"))
-    self._is_full_backward_hook = False
-    handle = RemovableHandle(self._backward_hooks)
-    self._backward_hooks[handle.id] = hook
+def register_module_full_backward_pre_hook(hook: Callable
+                                           ) -> RemovableHandle:
+    """Add a backward pre-hook that every module runs; return a handle."""
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """Add a full backward hook that every module runs; return a handle."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError(_MIXED.format("as a global Module hook"))
+    _global_is_full_backward_hook = True
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
     return handle
 
 
@@ -365,23 +372,25 @@ def _call_impl(self, *args, **kwargs):
         return self.forward(*args, **kwargs)  # the fast path
     call = SimpleNamespace(args=args, kwargs=kwargs, result=None, called=set())
     try:
-        bw_hook, old = self._backward_hooks_for_call()  # new
+        bw_hook, old = self._backward_hooks_for_call()
         for hook_id, hook in (*_global_forward_pre_hooks.items(),
                               *self._forward_pre_hooks.items()):
             call.args, call.kwargs = self._call_forward_pre_hook(
                 hook_id, hook, call.args, call.kwargs)
-        if bw_hook is not None:  # new: the inputs through the IN node
+        if bw_hook is not None:  # the inputs through the IN node
             call.args = bw_hook.setup_input_hook(call.args)
         call.result = self.forward(*call.args, **call.kwargs)
         for hook_id, hook in (*_global_forward_hooks.items(),
                               *self._forward_hooks.items()):
             call.result = self._call_forward_hook(hook_id, hook, call)
-        return self._hook_result_for_backward(bw_hook, old, call)  # new
+        return self._hook_result_for_backward(bw_hook, old, call)
     except Exception:
         self._call_always_called_hooks(call)
         raise
 
 
+# The deprecated register_backward_hook and its global twin, kept for
+# parity: a Node hook on the module's last operation.
 class _WrappedHook:
     """Call `hook(module, *args)`, holding the module weakly."""
 
@@ -410,6 +419,18 @@ def _register_old_backward_hooks(self, hooks, args, result):
         for hook in hooks:
             var.grad_fn.register_hook(_WrappedHook(hook, self))
         self._maybe_warn_non_full_backward_hook(args, result, var.grad_fn)
+
+
+@add_to_class(Module)
+def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+    """Add an old-style `hook(module, grad_input, grad_output)`. Deprecated:
+    it sees the gradients of forward's last operation only."""
+    if self._is_full_backward_hook is True:
+        raise RuntimeError(_MIXED.format("on a single Module"))
+    self._is_full_backward_hook = False
+    handle = RemovableHandle(self._backward_hooks)
+    self._backward_hooks[handle.id] = hook
+    return handle
 
 
 def _deprecated(what, missing, advice=True):
@@ -454,25 +475,6 @@ def _maybe_warn_non_full_backward_hook(self, inputs, result, grad_fn):
     elif in_nodes != {node for node, _ in grad_fn.next_functions}:
         _deprecated(f"{when} the forward contains multiple autograd Nodes",
                     "grad_input")
-
-
-def register_module_full_backward_pre_hook(hook: Callable
-                                           ) -> RemovableHandle:
-    """Add a backward pre-hook that every module runs; return a handle."""
-    handle = RemovableHandle(_global_backward_pre_hooks)
-    _global_backward_pre_hooks[handle.id] = hook
-    return handle
-
-
-def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
-    """Add a full backward hook that every module runs; return a handle."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError(_MIXED.format("as a global Module hook"))
-    _global_is_full_backward_hook = True
-    handle = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
-    return handle
 
 
 def register_module_backward_hook(hook: Callable) -> RemovableHandle:
