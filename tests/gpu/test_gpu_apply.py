@@ -1,0 +1,242 @@
+"""Chapter 6 on a GPU: conversions, precision, autocast, the non_blocking
+trap and TF32, each body run on torch.nn and on mininn (the `nn` fixture),
+or the two compared (`both`)."""
+import ast
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from helpers import error_of, fp32_precision_restored
+from support import make_mlp
+
+pytestmark = pytest.mark.gpu
+CHAPTER_6 = Path(__file__).parents[2] / "book" / "06_apply.ipynb"
+
+
+def with_grads(model):
+    torch.manual_seed(1)
+    model(torch.randn(16, 4)).sum().backward()
+    return model
+
+
+def snapshot(model, convert):
+    """(name, same object?, dtype, device) of every parameter, grad and
+    buffer after `convert`, or the error it raised."""
+    before = {n: (p, p.grad) for n, p in model.named_parameters()}
+    try:
+        convert(model)
+    except Exception as e:  # the error is the result here
+        return f"{type(e).__name__}: {e}"
+    rows = []
+    for n, p in model.named_parameters():
+        rows += [(n, p is before[n][0], p.dtype, p.device),
+                 (n + ".grad", p.grad is before[n][1], p.grad.dtype,
+                  p.grad.device)]
+    return rows + [(n, b.dtype, b.device) for n, b in model.named_buffers()]
+
+
+CONVERSIONS = {
+    "cuda()": lambda m: m.cuda(),
+    "cuda(0)": lambda m: m.cuda(0),
+    "cuda(torch.device('cuda:0'))": lambda m: m.cuda(torch.device("cuda:0")),
+    "to('cuda')": lambda m: m.to("cuda"),
+    "to('cuda', torch.half)": lambda m: m.to("cuda", torch.half),
+    "to(a float64 tensor on cuda)":
+        lambda m: m.to(torch.zeros(1, device="cuda", dtype=torch.float64)),
+    "to('cuda', non_blocking=True)": lambda m: m.to("cuda", non_blocking=True),
+    "to('cuda').half().cpu()": lambda m: m.to("cuda").half().cpu(),
+    "to_empty(device='cuda')": lambda m: m.to_empty(device="cuda"),
+    "to('meta').to_empty(device='cuda')":
+        lambda m: m.to("meta").to_empty(device="cuda"),
+}
+
+
+@pytest.mark.parametrize("label", CONVERSIONS)
+def test_a_conversion_to_cuda_does_what_torch_nn_does(both, label):
+    real, mini = (snapshot(with_grads(make_mlp(nn, outputs=3)),
+                           CONVERSIONS[label]) for nn in both)
+    assert not isinstance(real, str), real  # torch.nn converts
+    assert mini == real
+
+
+def test_cuda_keeps_every_parameter_and_grad_and_the_integer_buffer(nn):
+    model = with_grads(make_mlp(nn, outputs=3))
+    params = list(model.parameters())
+    grads = [p.grad for p in params]
+    model.cuda()
+    for p, old, grad in zip(model.parameters(), params, grads):
+        assert p is old and p.grad is grad  # the optimizer keeps them
+        assert p.device.type == p.grad.device.type == "cuda"
+    counter = model[1].num_batches_tracked
+    assert (counter.dtype, counter.device.type) == (torch.int64, "cuda")
+
+
+def train_after_cuda(nn):
+    """Three SGD steps of a layer whose optimizer was built on the CPU."""
+    torch.manual_seed(0)
+    layer = nn.Linear(3, 1)
+    opt = torch.optim.SGD(layer.parameters(), lr=0.1)
+    layer.cuda()
+    xs = torch.randn(8, 3, device="cuda")
+    losses = []
+    for _ in range(3):
+        loss = layer(xs).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_an_optimizer_built_before_cuda_still_trains(both):
+    real, mini = (train_after_cuda(nn) for nn in both)
+    assert mini == real and real[-1] < real[0]
+
+
+ERRORS = {
+    "meta -> cuda via to()": lambda nn: nn.Linear(2, 2).to("meta").to("cuda"),
+    "cuda(99)": lambda nn: nn.Linear(2, 2).cuda(99),
+}
+
+
+@pytest.mark.parametrize("label", ERRORS)
+def test_a_failed_move_raises_torch_nns_error(both, label, record_property):
+    real, mini = (error_of(ERRORS[label], nn) for nn in both)
+    record_property("error", str(real)[:200])
+    assert real is not None and mini == real
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("net", ["mlp", "convnet"])
+def test_half_precision_forward_is_bit_identical(both, net, dtype, mode,
+                                                 convnet, deterministic):
+    build, shape = {"mlp": (make_mlp, (32, 4)),
+                    "convnet": (convnet, (16, 1, 28, 28))}[net]
+    torch.manual_seed(2)
+    x = torch.randn(shape).to("cuda", dtype)
+    outs, states = [], []
+    for nn in both:
+        model = getattr(build(nn).to("cuda", dtype), mode)()
+        outs.append(model(x))
+        states.append(list(model.state_dict().values()))
+    assert (outs[0].dtype, outs[0].device.type) == (dtype, "cuda")
+    assert torch.equal(*outs)
+    assert all(map(torch.equal, *states))  # BatchNorm's statistics too
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_autocast_gives_the_same_dtypes_outputs_and_grads(both, dtype, convnet,
+                                                          deterministic):
+    seen = []
+    for nn in both:
+        model = convnet(nn).cuda()
+        dtypes = []
+        for layer in model.children():
+            layer.register_forward_hook(
+                lambda m, args, out, dtypes=dtypes: dtypes.append(out.dtype))
+        torch.manual_seed(3)
+        with torch.autocast("cuda", dtype):
+            out = model(torch.randn(16, 1, 28, 28, device="cuda"))
+        out.float().sum().backward()  # outside autocast, as usual
+        seen.append((dtypes, out, [p.grad for p in model.parameters()]))
+    (real_dtypes, real_out, real_grads), (dtypes, out, grads) = seen
+    assert dtype in real_dtypes and dtypes == real_dtypes
+    assert torch.equal(out, real_out) and all(map(torch.equal, grads,
+                                                  real_grads))
+
+
+def queue_work():
+    """Queue a few hundred milliseconds of GPU work ahead of what follows."""
+    a = torch.randn(4096, 4096, device="cuda")
+    for _ in range(100):
+        a = a @ a / 64
+
+
+def test_a_non_blocking_copy_to_the_host_is_read_too_early():
+    """Chapter 6's trap: to("cpu", non_blocking=True) returns before the
+    values land; synchronize() fixes it; a plain .cpu() waits."""
+    src = torch.empty(1 << 22, device="cuda")
+    torch.cuda.synchronize()
+    queue_work()
+    src.uniform_()
+    dst = src.to("cpu", non_blocking=True)
+    pending = not torch.cuda.current_stream().query()
+    early = dst.clone()  # the host reads without waiting
+    torch.cuda.synchronize()
+    truth = src.cpu()
+    assert pending, "the copy had finished already"
+    assert not torch.equal(early, truth)  # stale, and no error
+    assert torch.equal(dst, truth)
+    queue_work()
+    src.add_(1)
+    assert torch.equal(src.cpu(), truth + 1)
+
+
+def chapter_6_gpu_tolerance():
+    """gpu_tolerance() as chapter 6 defines it (its own code, not a copy)."""
+    for cell in json.loads(CHAPTER_6.read_text(encoding="utf-8"))["cells"]:
+        source = "".join(cell["source"])
+        if "def gpu_tolerance" not in source:
+            continue
+        for node in ast.parse(source).body:
+            if getattr(node, "name", None) == "gpu_tolerance":
+                scope = {"torch": torch, "os": os}
+                exec(compile(ast.Module([node], []), CHAPTER_6.name, "exec"),
+                     scope)
+                return scope["gpu_tolerance"]
+    raise AssertionError("chapter 6 has no gpu_tolerance()")
+
+
+def max_diff(a, b):
+    return float((a.double().cpu() - b.double()).abs().max())
+
+
+@pytest.mark.parametrize("tf32", ["ieee", "tf32"])
+@pytest.mark.parametrize("batch", [16, 64])
+def test_chapter_6s_model_on_the_gpu_is_within_its_tolerance(
+        nn, batch, tf32, monkeypatch, record_property):
+    """TF32 off: gpu_tolerance()'s full-float32 tolerance; on: the one it
+    keeps for the cuBLAS override."""
+    if tf32 == "tf32":
+        monkeypatch.setenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1")
+    torch.manual_seed(batch)
+    x = torch.randn(batch, 4)
+    reference = make_mlp(nn, outputs=3).eval()
+    model = make_mlp(nn, outputs=3).eval().cuda()
+    with fp32_precision_restored(), torch.no_grad():
+        tolerance = chapter_6_gpu_tolerance()()  # pins "ieee"
+        torch.backends.cuda.matmul.fp32_precision = tf32
+        torch.backends.cudnn.conv.fp32_precision = tf32
+        out, expected = model(x.cuda()), reference(x)
+    record_property("max |gpu - cpu|", f"{max_diff(out, expected):.2e}")
+    torch.testing.assert_close(out.cpu(), expected, **tolerance)
+
+
+@pytest.mark.parametrize("tf32", ["ieee", "tf32"])
+def test_a_convnet_on_the_gpu_is_within_chapter_9s_tolerance(
+        nn, tf32, convnet, record_property):
+    torch.manual_seed(5)
+    x = torch.randn(64, 1, 28, 28)
+    reference, model = convnet(nn).eval(), convnet(nn).eval().cuda()
+    with fp32_precision_restored(), torch.no_grad():
+        torch.backends.cuda.matmul.fp32_precision = tf32
+        torch.backends.cudnn.conv.fp32_precision = tf32
+        out, expected = model(x.cuda()), reference(x)
+    record_property("max |gpu - cpu|", f"{max_diff(out, expected):.2e}")
+    # chapter 9 compares its GPU with the CPU so (cell fc264734)
+    torch.testing.assert_close(out.cpu(), expected, rtol=1e-2, atol=1e-2)
+
+
+def test_tf32_changes_a_product_exactly_where_the_gpu_has_it():
+    torch.manual_seed(6)
+    a, b = torch.randn(2, 512, 512, device="cuda")
+    products = {}
+    with fp32_precision_restored():
+        for mode in ("ieee", "tf32"):
+            torch.backends.cuda.matmul.fp32_precision = mode
+            products[mode] = a @ b
+    has_tf32 = torch.cuda.get_device_capability(0) >= (8, 0)  # Ampere on
+    assert torch.equal(*products.values()) != has_tf32
