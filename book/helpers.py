@@ -319,43 +319,6 @@ class fp32_precision_restored:
         return False
 
 
-def expect_tf32_at_start():
-    """Assert that this process started with the TF32 setting that
-    tools/gpu_check.py announced, before a chapter pins its own; print
-    nothing, check nothing when nothing was announced.
-
-    MININN_EXPECT_TF32="new": TF32 allowed through the fp32_precision API,
-    so cuBLAS's setting reads "tf32". "legacy": allowed through the old
-    flags, `allow_tf32` of cuBLAS and cuDNN, which then read True (reading
-    them is legal until the new API has set something). And with
-    TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, torch starts cuBLAS in TF32, so its
-    setting reads "tf32" too.
-    """
-    import os
-
-    expected = os.environ.get("MININN_EXPECT_TF32")
-    matmul = torch.backends.cuda.matmul
-    if expected == "new":
-        assert matmul.fp32_precision == "tf32", (
-            "MININN_EXPECT_TF32=new, but cuBLAS's fp32_precision reads "
-            f"{matmul.fp32_precision!r}")
-    elif expected == "legacy":
-        try:
-            flags = matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-        except RuntimeError as e:  # torch refuses: the new API set them
-            raise AssertionError("MININN_EXPECT_TF32=legacy, but the old "
-                                 f"flags cannot be read: {e}") from None
-        assert flags == (True, True), (
-            f"MININN_EXPECT_TF32=legacy, but allow_tf32 reads {flags}")
-    elif expected is not None:
-        raise ValueError(f"MININN_EXPECT_TF32={expected!r}: "
-                         "expected 'new' or 'legacy'")
-    if os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE") == "1":
-        assert matmul.fp32_precision == "tf32", (
-            "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, but cuBLAS's fp32_precision "
-            f"reads {matmul.fp32_precision!r} at start")
-
-
 def set_first_weight(layers, value=42.0):
     """Write `value` into the first element of each layer's `weight`, in
     place: the work of a worker process in chapter 6 (a function of a

@@ -792,14 +792,15 @@ def test_a_replaced_grad_keeps_its_requires_grad(both):
 
 def test_chapter_6_says_no_gpu_run_is_recorded_exactly_while_none_is():
     """The GPU section links the GPU runs page and says plainly that no run
-    is recorded; once tools/gpu_check.py has left a report in
-    book/gpu-runs/, that sentence is false and must go."""
+    is recorded; once tools/gpu_run.py has left a report in reports/gpu/,
+    that sentence is false and must go."""
     import json
     from pathlib import Path
 
+    import gpu_run
+
     book = Path(__file__).resolve().parent.parent / "book"
-    reports = [p for p in (book / "gpu-runs").glob("*.md")
-               if p.name != "README.md"]
+    reports = gpu_run.recorded()
     cells = json.loads((book / "06_apply.ipynb").read_text())["cells"]
     prose = " ".join(" ".join("".join(c["source"]).split()) for c in cells
                      if c["cell_type"] == "markdown")

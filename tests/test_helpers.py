@@ -186,54 +186,6 @@ def test_fp32_precision_restored_fails_when_a_setting_differs(monkeypatch):
             monkeypatch.setattr(helpers, "FP32_SETTINGS", [])
 
 
-def expectation(monkeypatch, value):
-    from helpers import error_of, expect_tf32_at_start
-
-    monkeypatch.delenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", raising=False)
-    if value is None:
-        monkeypatch.delenv("MININN_EXPECT_TF32", raising=False)
-    else:
-        monkeypatch.setenv("MININN_EXPECT_TF32", value)
-    return error_of(expect_tf32_at_start)
-
-
-def test_expect_tf32_at_start_reads_the_api_gpu_check_announced(monkeypatch):
-    from helpers import fp32_precision_restored
-
-    matmul = torch.backends.cuda.matmul
-    with fp32_precision_restored():
-        matmul.allow_tf32 = False  # a known start: TF32 off, old API
-        assert expectation(monkeypatch, None) is None
-        assert expectation(monkeypatch, "new").startswith("AssertionError")
-        assert expectation(monkeypatch, "legacy") == (
-            "AssertionError: MININN_EXPECT_TF32=legacy, but allow_tf32 reads "
-            "(False, True)")
-        assert expectation(monkeypatch, "yes").startswith("ValueError")
-        matmul.fp32_precision = "tf32"  # TF32 on through the new API
-        assert expectation(monkeypatch, "new") is None
-        assert "the old flags cannot be read" in expectation(monkeypatch,
-                                                             "legacy")
-        matmul.allow_tf32 = True  # TF32 on through the old API
-        assert expectation(monkeypatch, "legacy") is None
-
-
-def test_expect_tf32_at_start_sees_the_cublas_override_at_start():
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    probe = ("import torch, helpers\n"
-             "helpers.expect_tf32_at_start()\n"
-             "torch.backends.cuda.matmul.fp32_precision = 'ieee'\n"
-             "print(helpers.error_of(helpers.expect_tf32_at_start))\n")
-    env = {**__import__("os").environ, "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"}
-    env.pop("MININN_EXPECT_TF32", None)
-    out = subprocess.run([sys.executable, "-c", probe], env=env, text=True,
-                         capture_output=True, check=True,
-                         cwd=Path(__file__).parent.parent / "book").stdout
-    assert out.startswith("AssertionError: TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1")
-
-
 def test_set_first_weight_writes_in_place():
     from helpers import set_first_weight
 
