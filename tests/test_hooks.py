@@ -564,6 +564,15 @@ def test_backward_hook_grad_input_has_every_tensor_arg(nn):
     assert shapes(seen[0]) == ((2,), (2,))
 
 
+def test_backward_hook_grad_input_is_zeros_for_a_tensor_needing_no_grad(nn):
+    # a tensor argument that needs no gradient gets zeros, not None
+    m, seen = make_two_step(nn), []
+    m.register_full_backward_hook(lambda mod, gin, gout: seen.append(gin))
+    x = torch.ones(2, requires_grad=True)
+    m(x, torch.full((2,), 3.0)).sum().backward()
+    assert torch.equal(seen[0][1], torch.zeros(2))
+
+
 def test_backward_hook_replacement_reaches_the_input(nn):
     m = make_two_step(nn)
     m.register_full_backward_hook(lambda mod, gin, gout: (gin[0] * 0 + 7,))
