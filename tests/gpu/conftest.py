@@ -6,10 +6,6 @@ import os
 import pytest
 import torch
 
-# cuBLAS reads it once, when it starts: without it a deterministic run
-# refuses cuBLAS's products (chapter 9 sets it the same way)
-os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-
 
 @pytest.fixture(scope="session", autouse=True)
 def cuda():
@@ -17,6 +13,9 @@ def cuda():
     (before any other fixture of a test starts: this one is the widest)."""
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA: tools/gpu_run.py runs it on a GPU machine")
+    # cuBLAS reads it once, when it starts (here, after this): without it
+    # a deterministic run refuses its products; chapter 9 sets it so too
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     return torch.device("cuda", 0)
 
 
