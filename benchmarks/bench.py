@@ -207,46 +207,56 @@ def run(mode="full", only=None):
         torch.set_num_threads(threads)
 
 
-def call_anatomy(calls=20000, rounds=9):
-    """Where the time of `layer(x)` goes, per backend, in ns per call.
+def call_anatomy(calls=20000, rounds=15):
+    """Where the time of `layer(x)` goes, per backend, in ns per call:
+    {backend: {part: (median, first quartile, third quartile)}}.
 
-    Measured by peeling layers off: the bare math (F.linear on the two
-    tensors), `forward` (adds a method call and two `__getattr__`
-    lookups), and `layer(x)` (adds `__call__` and its hook checks). Each
-    is the best of `rounds` timings: an illustration, as noisy as the
-    differences it shows.
+    Peeled in three steps: the bare math (F.linear on the two tensors, the
+    same call for both backends, so timed once), `forward` (adds a method
+    call and two `__getattr__` lookups) and `layer(x)` (adds `__call__`
+    and its hook checks). Every round times each step of each backend,
+    in an order that reverses from round to round, as `measure` does; a
+    part is the difference of two steps *of the same round*, and its
+    figure the median over rounds.
     """
     x = torch.zeros(1, 1)
     layers = {key: nn.Linear(1, 1) for key, nn in BACKENDS.items()}
-    steps = {
-        "math": lambda layer: lambda: torch.nn.functional.linear(
-            x, layer._parameters["weight"], layer._parameters["bias"]),
-        "forward": lambda layer: lambda: layer.forward(x),
-        "call": lambda layer: lambda: layer(x),
-    }
-    best = {key: {} for key in layers}
+    # the math on one layer's Parameters: both backends hold torch's class
+    weight, bias = layers["torch.nn"]._parameters.values()
+    steps = {("math", None): lambda: torch.nn.functional.linear(x, weight,
+                                                                 bias)}
+    for key, layer in layers.items():
+        steps["forward", key] = lambda layer=layer: layer.forward(x)
+        steps["call", key] = lambda layer=layer: layer(x)
+    times, order = {step: [] for step in steps}, list(steps)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         with torch.no_grad():
-            for step, make in steps.items():
-                fns = {key: make(layer) for key, layer in layers.items()}
-                times = {key: [] for key in fns}
-                for _ in range(rounds):
-                    for key, fn in fns.items():
-                        start = time.process_time()
-                        for _ in range(calls):
-                            fn()
-                        times[key].append(time.process_time() - start)
-                for key in fns:
-                    best[key][step] = min(times[key]) / calls * 1e9
+            for _ in range(rounds):
+                for step in order:
+                    fn, start = steps[step], time.process_time()
+                    for _ in range(calls):
+                        fn()
+                    times[step].append(
+                        (time.process_time() - start) / calls * 1e9)
+                order.reverse()
     finally:
         torch.set_num_threads(threads)
+
+    def spread(first, then):  # per-round differences, then - first
+        low, median, high = statistics.quantiles(
+            [b - a for a, b in zip(first, then)], n=4)
+        return median, low, high
+
+    math, none = times["math", None], [0.0] * rounds
     # No label starts with "_": matplotlib leaves such labels out of legends
-    return {key: {"F.linear (the math)": t["math"],
-                  "forward: method call, 2 lookups": t["forward"] - t["math"],
-                  "call: hook checks": t["call"] - t["forward"]}
-            for key, t in best.items()}
+    return {key: {"F.linear (the math)": spread(none, math),
+                  "forward: method call, 2 lookups":
+                      spread(math, times["forward", key]),
+                  "call: hook checks":
+                      spread(times["forward", key], times["call", key])}
+            for key in layers}
 
 
 def call_counts(sizes=COUNTED):
