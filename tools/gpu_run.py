@@ -264,6 +264,9 @@ def main(argv=None):
     parser.add_argument("--budget", type=float, default=540,
                         help="seconds for every pass together")
     args = parser.parse_args(argv)
+    unknown = set(args.passes.split(",")) - {"device", *PASSES}
+    if unknown:
+        parser.error(f"no pass {', '.join(sorted(unknown))}")
     env = {k: v for k, v in os.environ.items()
            if "TF32" not in k and k not in ("IPYTHONDIR", "PYTEST_ADDOPTS")}
     if args.dry_run:
@@ -304,6 +307,8 @@ def main(argv=None):
     stem.with_suffix(".md").write_text(text, encoding="utf-8")
     stem.with_suffix(".log").write_text("\n".join(log), encoding="utf-8")
     print(f"report: {stem}.md ({bad} failures)")
+    if not args.dry_run:
+        print("reports/gpu/README.md says which pages then change")
     return 1 if bad else 0
 
 
