@@ -118,14 +118,14 @@ def marker_problems(name, lines, kernels, cuda):
 def run_pass(name, paths, folder, env, timeout):
     """pytest over `paths` with a --junitxml; (results, output, problems)."""
     xml = folder / f"{name}.xml"
-    # the repository's configuration wherever the notebooks are; no
-    # hypothesis plugin (nothing here uses it: 1.4 CPU-s a process);
+    # the repository's configuration wherever the notebooks are; only the
+    # plugins the passes need, whatever else a CUDA image has installed;
     # xunit1, the junit flavour that keeps record_property's values
     cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(ROOT /
-           "pyproject.toml"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
-           "-p", "no:hypothesispytest", "-o", "junit_family=xunit1",
-           f"--junitxml={xml}"]
-    env = dict(env)
+           "pyproject.toml"), "--rootdir", str(ROOT), "-p", "nbval.plugin",
+           "-p", "xdist.plugin", "-p", "no:cacheprovider", "-o",
+           "junit_family=xunit1", f"--junitxml={xml}"]
+    env = dict(env, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     if name == "device":
         cmd += ["-m", "gpu", "tests/gpu"]
     else:
