@@ -147,8 +147,7 @@ def build_whole_book(app):
     outdir = whole_book_dir(app.doctreedir)
     job = {"srcdir": str(app.srcdir), "outdir": str(outdir),
            "doctreedir": str(app.doctreedir),
-           "overrides": {**app.config.overrides,
-                         "extensions": app.config.extensions},
+           "overrides": app.book_pdf_overrides,
            "warningiserror": app.warningiserror,
            "keep_going": app.keep_going}
     with tempfile.TemporaryDirectory() as folder:
@@ -176,6 +175,22 @@ def _singlehtml(job):
     written = Path(job["outdir"], app.config.root_doc + ".html")
     written.replace(Path(job["outdir"], WHOLE_BOOK))
     return app.statuscode
+
+
+def links_within_the_page(app, doctree, docname):
+    """singlehtml links a section of another page as "#document-<page>#<id>"
+    and then (fix_refuris) as "<root_doc>.html#<id>": on the one page, and
+    in the PDF printed from it, that is a link to another file. It becomes
+    "#<id>", a link within the page. (Runs last at doctree-resolved, after
+    the extensions that make links there, before fix_refuris.)"""
+    if app.builder.name != "singlehtml":
+        return
+    from docutils import nodes
+
+    for reference in doctree.findall(nodes.reference):
+        uri = reference.get("refuri", "")
+        if uri.startswith("#document-") and uri.count("#") == 2:
+            reference["refuri"] = "#" + uri.rpartition("#")[2]
 
 
 def book_version(root):
@@ -293,6 +308,9 @@ def print_pdf(folder, page, target, browser=None, metadata=None):
             browser = playwright.chromium.launch(executable_path=chromium(),
                                                  args=CHROMIUM_ARGS)
         tab = browser.new_page()
+        # The whole book is one page of 3 MB: playwright's 30 s are not
+        # always enough to load it on a busy machine.
+        tab.set_default_timeout(600_000)
         tab.on("console", lambda m: m.type == "error" and problems.append(
             f"console: {m.text}"))
         tab.on("pageerror", lambda e: problems.append(f"page: {e}"))
@@ -327,6 +345,16 @@ def pdf_metadata(config):
             "Keywords": f"PyTorch; torch.nn.Module; {_(LICENCE_TEXT)}"}
 
 
+def keep_configuration(app, config):
+    """The configuration as given, for the second build: extensions change
+    it once they run (sphinx-comments adds a static folder that does not
+    exist, which the second build would warn about)."""
+    import copy
+
+    app.book_pdf_overrides = copy.deepcopy(
+        {**config.overrides, "extensions": config.extensions})
+
+
 def logger():
     from sphinx.util import logging
 
@@ -345,6 +373,9 @@ def builder_inited(app):
         handlers = app.registry.translation_handlers
         for node, pair in handlers.get("html", {}).items():
             handlers.setdefault("singlehtml", {}).setdefault(node, pair)
+        # The page is printed, not searched: no search index (for the
+        # Chinese edition, jieba took 5-9 s to load for it).
+        app.builder.search = False
     ok, why = pdf_possible()
     app.env.book_pdf = ok and app.builder.name == "html"
     if app.builder.name == "html" and not ok:
@@ -358,9 +389,10 @@ def builder_inited(app):
 
 def build_finished(app, exception):
     if exception is None and app.builder.name == "singlehtml":
-        # The theme loads the search index on every page (its search box),
-        # and this builder writes none: a request that fails in the print.
-        app.builder.dump_search_index()
+        # The theme loads the search index on every page (for its search
+        # box), and this builder writes none; this page is printed, not
+        # searched: an empty index, rather than a request that fails.
+        Path(app.outdir, "searchindex.js").write_text("Search.setIndex({})")
     if exception is not None or app.builder.name != "html" or not (
             app.env.book_pdf):
         return
@@ -377,8 +409,10 @@ def build_finished(app, exception):
 
 def setup(app):
     app.setup_extension("site_catalog")
+    app.connect("config-inited", keep_configuration, priority=0)
     app.connect("builder-inited", builder_inited)
     app.connect("html-page-context", add_cover)
+    app.connect("doctree-resolved", links_within_the_page, priority=999)
     # after sphinx-mathjax-offline has copied its tree (priority 500)
     app.connect("build-finished", build_finished, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

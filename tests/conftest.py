@@ -1,7 +1,6 @@
 """Shared fixtures: the differential suite runs each test body on torch.nn and
 on mininn through the `nn` fixture, which hands out one backend at a time."""
 import os
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -59,34 +58,6 @@ assert set(BACKENDS) <= {"torch.nn", "mininn"}, BACKENDS
 def nn(request):
     """One backend; a test using it runs once per backend."""
     return Backend(request.param)
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """Chromium through playwright (book_files.CHROMIUM, launched with
-    book_files.CHROMIUM_ARGS), once per test process for every file that
-    browses: the site's tests and the Chinese edition's. Two of
-    playwright's sync APIs cannot run in one process (with `-n 0`, or one
-    worker on one core, the second file's setup failed), and a launch
-    costs about 2 CPU-s with its driver."""
-    sys.path.insert(0, str(BOOK / "_ext"))
-    import book_files
-
-    if not Path(book_files.CHROMIUM).exists():
-        message = (f"{book_files.CHROMIUM} is missing: install Debian's "
-                   "chromium-headless-shell (.ci/install-browser) to run "
-                   "the browser tests")
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(
-        executable_path=book_files.CHROMIUM, args=book_files.CHROMIUM_ARGS)
-    yield chromium
-    chromium.close()
-    playwright.stop()
 
 
 @pytest.fixture

@@ -4,8 +4,9 @@
                                     _build/gettext/*.pot, merge them into
                                     locale/zh_CN/LC_MESSAGES/book/<page>.po
                                     (new strings empty, changed ones fuzzy)
-    python tools/i18n.py build [OUT]   the Chinese site, -W, into OUT
-                                    (default _build/html/zh)
+    python tools/i18n.py build [OUT] [--all]   the Chinese site, -W, into
+                                    OUT (default _build/html/zh); --all
+                                    writes every page, not only the changed
     python tools/i18n.py status     what is left to translate, page by page
 
 `python3 tools/dev.py i18n` runs `update` then `status`; `dev.py book` builds
@@ -56,9 +57,10 @@ ZH_OVERRIDES = {
 
 
 def sphinx(builder, outdir, doctrees, overrides=None, warnings_as_errors=True,
-           jobs=None, quiet=False):
+           jobs=None, quiet=False, force_all=False):
     """One Sphinx build with Jupyter Book's configuration (as
-    `jupyter-book build` makes it from _config.yml and _toc.yml)."""
+    `jupyter-book build` makes it from _config.yml and _toc.yml);
+    `force_all`: write every page, not only those that changed."""
     from jupyter_book.sphinx import build_sphinx
 
     config = {"external_toc_path": str(ROOT / "_toc.yml"),
@@ -68,7 +70,7 @@ def sphinx(builder, outdir, doctrees, overrides=None, warnings_as_errors=True,
         ROOT, outdir, noconfig=True, path_config=str(ROOT / "_config.yml"),
         confoverrides=config, builder=builder, doctreedir=doctrees,
         warningiserror=warnings_as_errors, keep_going=True, jobs=jobs,
-        quiet=quiet)
+        quiet=quiet, force_all=force_all)
 
 
 def extract(quiet=False):
@@ -116,10 +118,10 @@ def merge():
         cwd=ROOT).returncode
 
 
-def build(outdir=ZH_HTML, quiet=False):
+def build(outdir=ZH_HTML, quiet=False, force_all=False):
     """The Chinese site, warnings as errors."""
     return sphinx("html", Path(outdir), ZH_DOCTREES, ZH_OVERRIDES,
-                  quiet=quiet)
+                  quiet=quiet, force_all=force_all)
 
 
 def catalog_status():
@@ -165,8 +167,10 @@ def main(argv):
                   "then `.venv/bin/python -m pytest -p no:xdist -q "
                   "tests/test_i18n.py`.")
     elif command == "build":
-        out = Path(argv[1]) if len(argv) > 1 else ZH_HTML
-        code = build(out)
+        everything = "--all" in argv
+        folders = [a for a in argv[1:] if a != "--all"]
+        code = build(Path(folders[0]) if folders else ZH_HTML,
+                     force_all=everything)
     elif command == "status":
         print_status()
         code = 0

@@ -1,5 +1,6 @@
 // What a page shows: its title, math, code blocks, links, outputs that
-// scroll, exercises and solutions, images, theme; read by test_site.py.
+// scroll, exercises and solutions, images, theme, language switch, footer;
+// read by tests/site/test_pages.py.
 async () => {
   if (window.MathJax && window.MathJax.startup) {
     await window.MathJax.startup.promise;
@@ -94,19 +95,8 @@ async () => {
     .map(a => a.href);
   const licence = [...document.querySelectorAll("footer a")]
     .map(a => ({text: a.textContent.trim(), href: a.href}));
-  // Icons: each an <svg> in the page as built (book_files.draw_icons), not
-  // an empty <i class="fa-..."> left for a script to draw, and each as
-  // high as its text (Font Awesome's style sheet), not an SVG's default
-  // 150 px.
-  const svgs = [...document.querySelectorAll("svg.svg-inline--fa")];
-  const icons = {
-    drawn: svgs.length,
-    undrawn: [...document.querySelectorAll(
-      "i[class*='fa-'], span[class*='fa-']")].map(e => e.className),
-    oversized: svgs.filter(visible).filter(s => s.getBoundingClientRect()
-      .height > 2 * parseFloat(getComputedStyle(s).fontSize))
-      .map(s => s.dataset.icon),
-  };
+  const footer = document.querySelector("footer.bd-footer-content");
+  const language = document.querySelector("a.btn-language-switch");
   const searchBoxes = [...document.querySelectorAll(
     "button.search-button-field, button.search-button")]
     .filter(b => b.checkVisibility({visibilityProperty: true})).length;
@@ -123,7 +113,10 @@ async () => {
     exercises, solutions,
     outputs: outputs.length, wide, columns, searchBoxes,
     notes: note ? [...note.querySelectorAll("a")].map(a => a.href) : [],
-    menu, licence, icons,
+    menu, licence,
+    footer: footer ? footer.textContent : "",
+    language: language ? {href: language.href,
+                          target: language.getAttribute("target")} : null,
     images: [...document.images].map(i => ({
       src: i.currentSrc || i.src, alt: i.getAttribute("alt"),
       ok: i.complete && i.naturalWidth > 0})),

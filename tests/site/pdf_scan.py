@@ -51,9 +51,10 @@ class Scan:
 
 
 def squeezed(text):
-    """A page's text without its whitespace: pdfium breaks lines (and
-    Chinese text) where the page did, not where the source did."""
-    return re.sub(r"\s+", "", text)
+    """A page's text without its whitespace and hyphens: pdfium breaks lines
+    (and Chinese text) where the page did, not where the source did, and
+    drops the hyphen of a word broken at a line's end ("pre-hook")."""
+    return re.sub(r"[\s-]+", "", text)
 
 
 def greenish(image):

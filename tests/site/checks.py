@@ -1,11 +1,11 @@
-"""The website's checks, as functions a test (or another edition's tests)
-can call with a page of a browser and a base URL.
+"""The website's checks, written once for both editions: functions that a
+test calls with a page of a browser and a base URL, and the verdicts drawn
+from what they gathered (one line per problem).
 
-tests/test_site.py builds the book and runs them over every page; the
-Chinese edition (served under zh/) can run the same ones over its pages.
 The JavaScript they evaluate in the page is in js/, one file per check,
 each a function expression (`async () => {...}`) that playwright calls.
 """
+import os
 import re
 import struct
 from collections import Counter
@@ -13,10 +13,86 @@ from functools import cache
 from pathlib import Path
 from urllib.parse import urlparse
 
+import nbformat
+from babel.messages.pofile import read_po
+
+import book_zip
+import i18n
+
 JS = Path(__file__).with_name("js")
 # the site's icon (_config.yml's html_favicon), and the one browsers guess
 ICON = re.compile(r"/(_static/)?favicon\.(svg|ico)$")
 
+
+# --------------------------------------------------------------------------
+# The book the sites are built from.
+
+ROOT = Path(__file__).resolve().parents[2]
+HTML = ROOT / "_build" / "html"
+EDITIONS = {"en": HTML, "zh": i18n.ZH_HTML}  # the Chinese one in zh/
+BUILT = os.environ.get("BOOK_SITE_BUILT") == "1"
+# What the site's server answered with an error, as it tells it (the
+# Recorders of the pages' visits take them).
+ANSWERED = []
+# docnames such as "book/intro", in reading order, read from _toc.yml as the
+# build reads it (sphinx_external_toc)
+PAGES = book_zip.toc_docnames(ROOT / "_toc.yml")
+
+
+def source_of(docname):
+    for suffix in (".md", ".ipynb"):
+        if (ROOT / (docname + suffix)).exists():
+            return ROOT / (docname + suffix)
+    raise FileNotFoundError(docname)
+
+
+CHAPTERS = [d for d in PAGES if source_of(d).suffix == ".ipynb"]
+
+
+def page_id(docname):
+    return docname.rpartition("/")[2]
+
+
+def normalise(text):
+    """Compare titles as text: no markup, straight quotes, single spaces."""
+    for fancy, plain in ("‘'", "’'", '“"', '”"'):
+        text = text.replace(fancy, plain)
+    return " ".join(text.replace("`", "").replace("*", "").split())
+
+
+def source_title(docname):
+    """The first level-one heading of a page's source, as written."""
+    path = source_of(docname)
+    if path.suffix == ".ipynb":
+        nb = nbformat.read(path, as_version=4)
+        lines = [line for cell in nb.cells if cell.cell_type == "markdown"
+                 for line in cell.source.splitlines()]
+    else:
+        lines = path.read_text().splitlines()
+    for line in lines:
+        if line.startswith("# "):
+            return line[2:].strip()
+    raise AssertionError(f"{path.name} has no '# ' title")
+
+
+@cache
+def translations(docname):
+    """{English: Chinese} of a page's catalog."""
+    with (i18n.PAGE_CATALOGS / f"{page_id(docname)}.po").open("rb") as po:
+        return {m.id: m.string for m in read_po(po) if m.id}
+
+
+def expected_title(docname, edition="en"):
+    """A page's title, in the edition's language (the Chinese from the
+    page's catalog)."""
+    title = source_title(docname)
+    if edition == "zh":
+        title = translations(docname)[title]
+    return normalise(title)
+
+
+# --------------------------------------------------------------------------
+# Looking at a page.
 
 @cache
 def js(name):
@@ -32,8 +108,8 @@ class Recorder:
     errors, failed requests, HTTP errors, requests that leave `base`.
 
     The server at `base` tells its answers of 400 or more itself, into
-    `answered` (book_files.serve's `errors`); a request that leaves the
-    machine fails in Chromium as book_files.CHROMIUM_ARGS launch it, and
+    `answered` (book_pdf.serve's `errors`); a request that leaves the
+    machine fails in Chromium as book_pdf.CHROMIUM_ARGS launch it, and
     its `requestfailed` event names it. The page's `request` and `response`
     events, which cost a message per file of every page load, are not
     listened to."""
@@ -177,11 +253,6 @@ def figures(page):
     return page.evaluate(js("figures"))
 
 
-def weight(page):
-    """Bytes of everything the open page loaded (js/weight.js)."""
-    return page.evaluate(js("weight"))
-
-
 # --------------------------------------------------------------------------
 # What a test concludes from a visit: each takes what inspect() (and the
 # functions above) gathered, and returns the problems, one line each.
@@ -212,16 +283,11 @@ def code_problems(info, chapter):
     return problems
 
 
-def icons_not_drawn(info):
-    """The icons (inspect's "icons") left for a script to draw, or drawn
-    larger than twice their text; and no icon at all (every page has the
-    header's)."""
-    icons = info["icons"]
-    problems = [f"not drawn: <... class={c!r}>" for c in icons["undrawn"]]
-    problems += [f"drawn oversized: {name}" for name in icons["oversized"]]
-    if not icons["drawn"]:
-        problems.append("no icon on the page")
-    return problems
+def alt_is_a_description(alt):
+    """Whether an image's alt text describes it: not empty, not a file's
+    path (myst-nb's default), though a description may hold a slash."""
+    return bool(alt and alt.strip()) and not re.search(
+        r"^\S*[/\\]\S*$|\.(png|svg|jpe?g|gif)$", alt.strip(), re.I)
 
 
 def missing_links(links, base, folder):
