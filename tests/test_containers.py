@@ -529,21 +529,27 @@ def test_inserting_into_a_named_sequential_raises_key_error(nn):
     assert error_of(seq.insert, 0, nn.Tanh()) == "KeyError: '1'"
 
 
+def conv_net_with_functional_steps(nn):
+    """conv -> torch.relu -> torch.flatten -> fc: two steps that are not
+    children, done in forward."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 2, 3)
+            self.fc = nn.Linear(2 * 4 * 4, 3)
+
+        def forward(self, x):
+            return self.fc(torch.flatten(torch.relu(self.conv(x)), 1))
+
+    torch.manual_seed(0)
+    return Net()
+
+
 def test_sequential_of_the_children_loses_what_forward_did_between_them(
         both):
     outputs = []
     for nn in both:
-        class Net(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv = nn.Conv2d(1, 2, 3)
-                self.fc = nn.Linear(2 * 4 * 4, 3)
-
-            def forward(self, x):
-                return self.fc(torch.flatten(torch.relu(self.conv(x)), 1))
-
-        torch.manual_seed(0)
-        net = Net()
+        net = conv_net_with_functional_steps(nn)
         x = randn(2, 1, 6, 6)
         cured = nn.Sequential(net.conv, nn.ReLU(), nn.Flatten(), net.fc)
         assert torch.equal(cured(x), net(x))
