@@ -428,6 +428,19 @@ def test_swap_flag_keeps_parameters_across_meta(nn, flags):
     assert net.a.weight is weight and weight.device.type == "cpu"
 
 
+def test_a_wrapper_subclass_parameter_is_swapped_and_keeps_its_wrapper(nn):
+    """A wrapper subclass passes the .data = compatibility test, and .data =
+    would keep only the outer tensor: _apply must swap it instead."""
+    from torch.testing._internal.two_tensor import TwoTensor
+    layer = nn.Linear(2, 2)
+    layer.weight = Parameter(TwoTensor(torch.ones(2, 2), torch.zeros(2, 2)))
+    weight = layer.weight
+    assert torch._has_compatible_shallow_copy_type(torch.ones(1), weight)
+    layer.double()
+    assert layer.weight is weight and isinstance(weight, TwoTensor)
+    assert weight.a.dtype == weight.b.dtype == torch.float64
+
+
 @pytest.mark.parametrize("swap", [False, True])
 @pytest.mark.parametrize("overwrite", [False, True])
 @pytest.mark.parametrize("label", ["double", "to_meta", "to_empty_cpu"])
