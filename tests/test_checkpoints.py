@@ -460,6 +460,59 @@ def test_a_loaded_model_is_in_training_mode(nn):
     assert back.training and all(m.training for m in back.modules())
 
 
+def test_a_load_leaves_an_eval_model_in_eval_mode(nn):
+    back = make_mlp(nn).eval()
+    back.load_state_dict(make_mlp(nn).train().state_dict())
+    assert not any(m.training for m in back.modules())
+
+
+def test_a_state_dict_kept_in_memory_follows_training(nn):
+    model = make_mlp(nn)
+    kept, snapshot = model.state_dict(), {
+        k: v.clone() for k, v in model.state_dict().items()}
+    with torch.no_grad():
+        model[0].weight.add_(1)
+    assert torch.equal(kept["0.weight"], model[0].weight)
+    assert not torch.equal(snapshot["0.weight"], model[0].weight)
+
+
+def test_strict_false_with_prefixed_keys_loads_nothing_silently(nn):
+    model = make_mlp(nn)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    wrapped = OrderedDict((f"module.{k}", v + 1)
+                          for k, v in make_mlp(nn).state_dict().items()
+                          if v.is_floating_point())
+    result = model.load_state_dict(wrapped, strict=False)
+    assert sorted(result.unexpected_keys) == sorted(wrapped)
+    assert {k.removeprefix("module.") for k in wrapped} <= set(
+        result.missing_keys)
+    assert all(torch.equal(before[k], v)
+               for k, v in model.state_dict().items())
+
+
+def test_a_lambda_hook_stops_a_whole_model_save(nn):
+    model = make_mlp(nn)
+    model.register_forward_hook(lambda module, args, out: None)
+    # pickle stores a function by name: a lambda has none it can import
+    # (PicklingError in __main__, AttributeError for a local one)
+    with pytest.raises((pickle.PicklingError, AttributeError),
+                       match="lambda"):
+        torch.save(model, io.BytesIO())
+
+
+def test_a_loaded_optimizer_state_follows_its_parameters_device(nn):
+    model = make_mlp(nn)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(torch.randn(4, 4)).sum().backward()
+    opt.step()
+    file = saved(opt.state_dict())
+    model.to("meta")
+    again = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    again.load_state_dict(torch.load(file, weights_only=True))
+    assert {s["momentum_buffer"].device.type
+            for s in again.state.values()} == {"meta"}
+
+
 # -- tied weights and assign ----------------------------------------------------
 
 def make_tied(nn):
