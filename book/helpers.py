@@ -251,25 +251,31 @@ def draw_reference_paths(paths, holders=("optimizer", "tied layer",
         ax.set(xlim=(0, 10), ylim=(0, 10))
         ax.set_axis_off()
         ax.set_title(title, fontsize=fontsize + 1)
-        ax.text(7.3, 9.0, slot, fontsize=fontsize, ha="center", va="center",
-                bbox=plain)
-        ax.text(7.3, 5.6, held, fontsize=fontsize, ha="center", va="center",
-                bbox=dict(boxstyle="round,pad=0.4", fc=colour, ec=colour,
-                          alpha=0.3))
-        ax.annotate("", xy=(7.3, 6.5), xytext=(7.3, 8.2),
-                    arrowprops=dict(arrowstyle="->"))
-        target, arrow = (5.2, 5.6), colour
+        top = ax.text(7.3, 9.0, slot, fontsize=fontsize, ha="center",
+                      va="center", bbox=plain)
+        target = ax.text(7.3, 5.6, held, fontsize=fontsize, ha="center",
+                         va="center", bbox=dict(boxstyle="round,pad=0.4",
+                                                fc=colour, ec=colour,
+                                                alpha=0.3))
+        # arrows run between the boxes' edges (coordinates relative to each
+        # text; shrink clears the padding), never over their words
+        edges = dict(shrinkA=5, shrinkB=6)
+        ax.annotate("", xy=(0.5, 1), xycoords=target, xytext=(0.5, 0),
+                    textcoords=top, arrowprops=dict(arrowstyle="->", **edges))
+        arrow = colour
         if not follows:  # the holders keep the old object
-            ax.text(7.3, 2.6, "old object,\nold data", fontsize=fontsize,
-                    ha="center", va="center",
-                    bbox=dict(boxstyle="round,pad=0.4", fc="#ddd", ec="gray"))
-            target, arrow = (5.9, 2.6), "gray"
+            target = ax.text(7.3, 2.6, "old object,\nold data",
+                             fontsize=fontsize, ha="center", va="center",
+                             bbox=dict(boxstyle="round,pad=0.4", fc="#ddd",
+                                       ec="gray"))
+            arrow = "gray"
         for i, name in enumerate(holders):
             y = 8.2 - 2.3 * i
-            ax.text(1.7, y, name, fontsize=fontsize, ha="center",
-                    va="center", bbox=plain)
-            ax.annotate("", xy=target, xytext=(3.3, y),
-                        arrowprops=dict(arrowstyle="->", color=arrow))
+            holder = ax.text(1.7, y, name, fontsize=fontsize, ha="center",
+                             va="center", bbox=plain)
+            ax.annotate("", xy=(0, 0.5), xycoords=target, xytext=(1, 0.5),
+                        textcoords=holder,
+                        arrowprops=dict(arrowstyle="->", color=arrow, **edges))
         ax.text(5, 0.4, note, fontsize=fontsize, ha="center", style="italic")
     fig.tight_layout()
     return fig
