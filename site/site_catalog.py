@@ -12,16 +12,15 @@ the English as it is.
 """
 from pathlib import Path
 
+from sphinx.locale import get_translation
+
 CATALOG = "book_site"
+_translation = get_translation(CATALOG)
 
 
 def _(message):
     """`message` in the language of the build."""
-    # Sphinx is imported here, not above: tools/dev.py, which runs before
-    # .venv exists, imports book_pdf (the browser lookup), and so this.
-    from sphinx.locale import get_translation
-
-    return str(get_translation(CATALOG)(message))
+    return str(_translation(message))
 
 
 def N_(message):

@@ -5,23 +5,13 @@ configuration.
   inline configuration script in a way that Sphinx 7.4 registers twice (once
   named None, once ""), and the second copy fails in the browser:
   "Identifier 'THEBE_JS_URL' has already been declared".
-- A figure opens at full size when tapped: on a phone the column shows it at
-  half its width or less. Sphinx links a figure that has a size to its file
-  itself (html_scaled_image_link); the others get the same link here.
 - book.js (site/static): a tap on a link in a phone's sidebar dialog closes
   the dialog.
 - The MathJax tree that sphinx-mathjax-offline copies into the site (24 MB)
   is cut to what renders the book's math (tex-chtml.js and its fonts, under
   3 MB): the site a reader downloads or hosts is that much smaller.
 """
-import posixpath
 from pathlib import Path
-
-from docutils import nodes
-from sphinx.transforms.post_transforms import SphinxPostTransform
-from sphinx.util.osutil import relative_uri
-
-from site_catalog import _
 
 # What the pages load from the MathJax tree; the rest is deleted.
 MATHJAX_KEEP = ("tex-chtml.js", "output/chtml/fonts/woff-v2/")
@@ -42,34 +32,6 @@ def _one_of_each_script(app, pagename, templatename, context, doctree):
     scripts[:] = unique
 
 
-class LinkFigures(SphinxPostTransform):
-    """Each image that is no link yet (and that Sphinx will not link for
-    its size) becomes a link to its file under _images/."""
-
-    builders = ("html",)
-    default_priority = 900
-
-    def run(self, **kwargs):
-        builder, images = self.app.builder, self.env.images
-        folder = relative_uri(builder.get_target_uri(self.env.docname),
-                              builder.imagedir)
-        scaled = self.config.html_scaled_image_link
-        for image in list(self.document.findall(nodes.image)):
-            if isinstance(image.parent, nodes.reference) or scaled and any(
-                    key in image for key in ("width", "height", "scale")):
-                continue
-            candidates = [image["uri"], *image.get("candidates", {}).values()]
-            found = next((c for c in candidates if c in images), None)
-            if found is None:
-                continue  # not a file of the book (a URL)
-            link = nodes.reference(
-                "", "", refuri=posixpath.join(folder, images[found][1]),
-                reftitle=_("Open the figure at full size"),
-                classes=["book-figure"])
-            image.replace_self(link)
-            link.append(image)
-
-
 def trim_mathjax(app, exception):
     tree = Path(app.outdir) / "_static" / "mathjax"
     if exception is not None or not (tree / MATHJAX_KEEP[0]).exists():
@@ -84,10 +46,8 @@ def trim_mathjax(app, exception):
 
 
 def setup(app):
-    app.setup_extension("site_catalog")
     # Late, after the handlers that add scripts to a page.
     app.connect("html-page-context", _one_of_each_script, priority=900)
-    app.add_post_transform(LinkFigures)
     # site/static (html_static_path) holds it; every page loads it.
     app.add_js_file("book.js", loading_method="defer")
     # After sphinx-mathjax-offline has copied its tree (priority 500).

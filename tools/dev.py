@@ -71,9 +71,10 @@ def bytecode():
 def browser():
     """The site tests drive Debian's chromium-headless-shell, and the
     Chinese PDF needs a Chinese font: .ci/install-browser installs both
-    where we can. The lookup is the PDF extension's (site/book_pdf.py)."""
+    where we can. The lookup is the PDF's printing module's
+    (site/book_print.py)."""
     sys.path.insert(0, str(ROOT / "site"))
-    from book_pdf import BROWSERS, chinese_font, chromium
+    from book_print import BROWSERS, chinese_font, chromium
 
     if Path(BROWSERS[0]).exists() and chinese_font():
         return

@@ -108,8 +108,8 @@ class Recorder:
     errors, failed requests, HTTP errors, requests that leave `base`.
 
     The server at `base` tells its answers of 400 or more itself, into
-    `answered` (book_pdf.serve's `errors`); a request that leaves the
-    machine fails in Chromium as book_pdf.CHROMIUM_ARGS launch it, and
+    `answered` (book_print.serve's `errors`); a request that leaves the
+    machine fails in Chromium as book_print.CHROMIUM_ARGS launch it, and
     its `requestfailed` event names it. The page's `request` and `response`
     events, which cost a message per file of every page load, are not
     listened to."""

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 import book_pdf
+import book_print
 import book_zip
 from checks import ANSWERED, BUILT, EDITIONS, HTML, PAGES, ROOT
 
@@ -34,7 +35,7 @@ from checks import ANSWERED, BUILT, EDITIONS, HTML, PAGES, ROOT
 
 def expected_files(edition):
     made = [d + ".html" for d in PAGES] + [book_zip.ZIP_NAME]
-    if book_pdf.pdf_possible()[0]:
+    if book_print.pdf_possible()[0]:
         made.append(book_pdf.PDF_NAME)
     return made
 
@@ -87,7 +88,7 @@ def site(builds):
              for edition, built in builds.items() if built["stale"]}
     if stale:  # never test files left over from an earlier build
         pytest.fail(f"the build did not write {stale}")
-    with book_pdf.serve(HTML, cache_assets=True, errors=ANSWERED) as base:
+    with book_print.serve(HTML, cache_assets=True, errors=ANSWERED) as base:
         yield {edition: base + folder.relative_to(HTML).as_posix() + "/"
                if folder != HTML else base
                for edition, folder in EDITIONS.items()}
@@ -95,11 +96,11 @@ def site(builds):
 
 @pytest.fixture(scope="session")
 def browser():
-    """Chromium (book_pdf.chromium(), launched with book_pdf.CHROMIUM_ARGS)
+    """Chromium (book_print.chromium(), launched with its CHROMIUM_ARGS)
     through playwright, once per test process for every test that browses.
     Two of playwright's sync APIs cannot run in one process, and a launch
     costs about 2 CPU-s with its driver."""
-    chromium = book_pdf.chromium()
+    chromium = book_print.chromium()
     if not Path(chromium).exists():
         message = (f"{chromium} is missing: install Debian's "
                    "chromium-headless-shell (.ci/install-browser), or name "
@@ -111,6 +112,6 @@ def browser():
 
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(
-            executable_path=chromium, args=book_pdf.CHROMIUM_ARGS)
+            executable_path=chromium, args=book_print.CHROMIUM_ARGS)
         yield launched
         launched.close()

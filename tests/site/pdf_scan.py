@@ -53,8 +53,9 @@ class Scan:
 def squeezed(text):
     """A page's text without its whitespace and hyphens: pdfium breaks lines
     (and Chinese text) where the page did, not where the source did, and
-    drops the hyphen of a word broken at a line's end ("pre-hook")."""
-    return re.sub(r"[\s-]+", "", text)
+    reads the hyphen of a word broken at a line's end ("pre-hook") as
+    "\x02"."""
+    return re.sub(r"[\s\x02-]+", "", text)
 
 
 def greenish(image):

@@ -8,6 +8,7 @@ import pytest
 from docutils import nodes
 
 import book_pdf
+import book_print
 import book_search
 import pdf_scan
 from checks import Recorder, alt_is_a_description, new_context
@@ -44,15 +45,15 @@ def add_to_class(cls):
 
 def test_the_browser_is_the_headless_shell_when_there(tmp_path, monkeypatch):
     shell, full = tmp_path / "shell", tmp_path / "full"
-    monkeypatch.setattr(book_pdf, "BROWSERS", (str(shell), str(full)))
+    monkeypatch.setattr(book_print, "BROWSERS", (str(shell), str(full)))
     monkeypatch.delenv("BOOK_CHROMIUM", raising=False)
-    assert book_pdf.chromium() == str(shell)  # none installed: what to install
+    assert book_print.chromium() == str(shell)  # none installed: what to install
     full.touch()
-    assert book_pdf.chromium() == str(full)
+    assert book_print.chromium() == str(full)
     shell.touch()
-    assert book_pdf.chromium() == str(shell)
+    assert book_print.chromium() == str(shell)
     monkeypatch.setenv("BOOK_CHROMIUM", "/opt/another/chrome")
-    assert book_pdf.chromium() == "/opt/another/chrome"
+    assert book_print.chromium() == "/opt/another/chrome"
 
 
 def test_the_single_page_links_a_section_of_another_page_within_itself():
@@ -126,7 +127,7 @@ def test_recorder_sees_what_a_page_misses_and_every_request_off_the_machine(
     (tmp_path / "here.svg").write_text(
         '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>')
     answered = []
-    with book_pdf.serve(tmp_path, errors=answered) as base:
+    with book_print.serve(tmp_path, errors=answered) as base:
         context, page, recorder = new_context(
             browser, base, answered, viewport={"width": 800, "height": 600})
         why = {}

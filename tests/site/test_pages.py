@@ -305,10 +305,13 @@ def test_chapter_download_menu_offers_the_zip_first(visits, site, edition,
 def test_page_links_the_runnable_zip_the_pdf_and_the_index(
         visits, site, edition, docname, screen):
     base = urlparse(site[edition]).path
-    notes = [urlparse(h).path
-             for h in shown(visits, edition, docname, screen)["notes"]]
+    info = shown(visits, edition, docname, screen)
+    notes = [urlparse(h).path for h in info["notes"]]
     assert notes == [base + book_zip.ZIP_NAME, base + book_pdf.PDF_NAME,
                      base + "genindex.html"]
+    # in the edition's language (book_site.po)
+    assert bool(CJK.search(info["noteText"])) == (edition == "zh"), (
+        info["noteText"])
 
 
 @pytest.mark.parametrize("edition,docname,screen", cases(PAGES, ["wide"]))

@@ -113,6 +113,7 @@ async () => {
     exercises, solutions,
     outputs: outputs.length, wide, columns, searchBoxes,
     notes: note ? [...note.querySelectorAll("a")].map(a => a.href) : [],
+    noteText: note ? note.textContent : "",
     menu, licence,
     footer: footer ? footer.textContent : "",
     language: language ? {href: language.href,
