@@ -4,6 +4,7 @@ One meaning per name. A helper that only one file needs stays in that file,
 under a name no other test file uses (tests/test_support.py checks that).
 """
 import contextlib
+import inspect
 
 import torch
 
@@ -69,3 +70,18 @@ def swapping(on=True):
         yield
     finally:
         torch.__future__.set_swap_module_params_on_conversion(False)
+
+
+def constructor_arguments(cls):
+    """(name, kind, default) of each constructor argument: the signature,
+    without the annotations torch adds."""
+    return [(p.name, p.kind, p.default)
+            for p in inspect.signature(cls).parameters.values()]
+
+
+def with_grads(net):
+    """`net` after one backward pass: every float parameter has a grad."""
+    loss = sum((p.float() ** 2).sum() for p in net.parameters()
+               if p.requires_grad)
+    loss.backward()
+    return net

@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch.nn import Buffer, Parameter
 
+from support import with_grads
 
 CL, CL3 = torch.channels_last, torch.channels_last_3d
 
@@ -47,13 +48,6 @@ def make_apply_net(nn, layout=torch.contiguous_format):
     torch.manual_seed(0)
     return Net()
 
-
-def with_grads(net):
-    """`net` after one backward pass: every float parameter has a grad."""
-    loss = sum((p.float() ** 2).sum() for p in net.parameters()
-               if p.requires_grad)
-    loss.backward()
-    return net
 
 
 def tensors(net):

@@ -4,14 +4,14 @@ ParameterList and ParameterDict, on torch.nn and on mininn.
 Tests taking `nn` run once on torch.nn and once on mininn; tests taking
 `both` build the same thing on the two backends and compare them.
 """
-import inspect
 from collections import OrderedDict
 
 import pytest
 import torch
 
 import mininn.containers
-from support import build_both, child_names, randn
+from support import (build_both, child_names, constructor_arguments,
+                     randn)
 from helpers import error_of, same_tensors
 
 
@@ -24,16 +24,10 @@ EXPORTED = sorted(
     and value.__module__ == mininn.containers.__name__)
 
 
-def arguments(cls):
-    """(name, kind, default) of each constructor argument: the signature,
-    without the annotations torch adds."""
-    return [(p.name, p.kind, p.default)
-            for p in inspect.signature(cls).parameters.values()]
-
-
 @pytest.mark.parametrize("name", EXPORTED)
 def test_every_container_takes_torchs_constructor_arguments(name):
-    assert arguments(getattr(mininn.containers, name)) == arguments(
+    ours = getattr(mininn.containers, name)
+    assert constructor_arguments(ours) == constructor_arguments(
         getattr(torch.nn, name))
 
 
@@ -55,7 +49,7 @@ def test_a_container_takes_its_argument_by_torchs_keyword(both, make):
     lambda nn: nn.ParameterDict({}, {}),
 ], ids=["ModuleList-two", "ModuleDict-items", "Sequential-kwarg",
         "ParameterDict-two"])
-def test_an_argument_torch_does_not_take_is_refused_as_torch_refuses_it(
+def test_a_container_refuses_an_argument_torch_does_not_take_as_torch_does(
         both, make):
     theirs, ours = (error_of(make, nn) for nn in both)
     assert theirs is not None and theirs.startswith("TypeError: ")

@@ -4,7 +4,6 @@ Tests taking `nn` run once on torch.nn and once on mininn; tests taking
 `both` build the same thing on the two backends from the same seed and
 compare them bit for bit (torch.equal).
 """
-import inspect
 import re
 
 import pytest
@@ -12,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 import mininn.layers
-from support import build_both, randn
+from support import build_both, constructor_arguments, randn
 from helpers import error_of, same_tensors
 
 
@@ -25,16 +24,10 @@ EXPORTED = sorted(
     and value.__module__ == mininn.layers.__name__)
 
 
-def arguments(cls):
-    """(name, kind, default) of each constructor argument: the signature,
-    without the annotations torch adds."""
-    return [(p.name, p.kind, p.default)
-            for p in inspect.signature(cls).parameters.values()]
-
-
 @pytest.mark.parametrize("name", EXPORTED)
 def test_every_layer_takes_torchs_constructor_arguments(name):
-    assert arguments(getattr(mininn.layers, name)) == arguments(
+    ours = getattr(mininn.layers, name)
+    assert constructor_arguments(ours) == constructor_arguments(
         getattr(torch.nn, name))
 
 

@@ -10,7 +10,7 @@ import torch
 from torch.nn import Parameter
 
 from helpers import error_of
-from support import make_mlp, swapping
+from support import make_mlp, swapping, with_grads
 
 
 def make_state_net(nn):
@@ -837,11 +837,6 @@ def test_all_or_nothing_undoes_a_swapping_load(nn):
     assert net.a.weight is weight and weight.dtype == torch.float32
     assert torch.equal(weight, before)
 
-
-def with_grads(net):
-    """net, after a backward pass: every parameter has a gradient."""
-    sum(p.sum() for p in net.parameters()).backward()
-    return net
 
 
 @pytest.mark.parametrize("assign", [False, True])
