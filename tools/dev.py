@@ -201,11 +201,7 @@ def main(argv):
         return run(python, "tools/i18n.py", "update", *rest)
     if command == "lab":
         root = hasattr(os, "geteuid") and os.geteuid() == 0
-        # the site's _ext/ and _static/ are not chapters: keep them out of
-        # the file browser (with JupyterLab's own default hide list)
-        hide = ("--ContentsManager.hide_globs=['__pycache__', '*.pyc', "
-                "'*.pyo', '.DS_Store', '*~', '_ext', '_static']")
-        return run(BIN / "jupyter", "lab", "--notebook-dir=book", hide,
+        return run(BIN / "jupyter", "lab", "--notebook-dir=book",
                    *(["--allow-root"] if root else []), *rest)
     if command == "export":
         return run(python, "tools/export.py", *rest)

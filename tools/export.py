@@ -87,7 +87,7 @@ def exported(path: Path) -> tuple[str, str]:
 
 # --------------------------------------------------------------------------
 # What a piece of source defines. One function, used here and by the
-# website's index (book/_ext/book_files.py), so the two never disagree.
+# website's index (site/book_search.py), so the two never disagree.
 
 def added_to(node) -> str | None:
     """The class X of a function decorated `@add_to_class(X)`, else None."""

@@ -1,5 +1,5 @@
-// The book's own behaviour on top of sphinx-book-theme (book/_static/book.js,
-// added to every page by book/_ext/book_files.py).
+// The book's own behaviour on top of sphinx-book-theme (site/static/book.js,
+// added to every page by site/site_fixes.py).
 //
 // On a phone the sidebars open as dialogs (pydata-sphinx-theme). A tap on
 // a link inside one leads somewhere (a section of this page, another page),
