@@ -14,7 +14,7 @@ import pdf_scan
 from checks import Recorder, alt_is_a_description, new_context
 
 
-def test_index_entries_are_the_public_names_a_cell_defines():
+def test_index_entries_are_every_name_a_cell_defines():
     source = '''
 class Module:
     def state_dict(self):
@@ -27,18 +27,27 @@ class Module:
         pass
 
 
+class ParameterList(Module):
+    def __call__(self, *args):
+        pass
+
+
 def _helper():
     pass
 
 
-def add_to_class(cls):
-    pass
+Module.__call__ = Module._helper
+Module._version = 1
 '''
-    assert book_search.defined_names(source, chapter=7) == [
-        ("Module; class, chapter 7", "Module"),
-        ("state_dict(); Module method, chapter 7", "state_dict"),
-        ("__setattr__(); Module method, chapter 7", "__setattr__"),
-        ("add_to_class(); function, chapter 7", "add_to_class")]
+    assert book_search.defined_names(source, 7, {"__call__"}) == [
+        ("Module; class, chapter 7", "Module", "main"),
+        ("state_dict(); Module method, chapter 7", "state_dict", "main"),
+        ("_load_one(); Module method, chapter 7", "_load_one", "main"),
+        ("__setattr__(); Module method, chapter 7", "__setattr__", "main"),
+        ("ParameterList; class, chapter 7", "ParameterList", "main"),
+        ("__call__(); ParameterList method, chapter 7", "__call__", ""),
+        ("_helper(); function, chapter 7", "_helper", "main"),
+        ("__call__(); Module method, chapter 7", "__call__", "main")]
     assert book_search.chapter_number("book/05_hooks") == 5
     assert book_search.chapter_number("book/glossary") is None
 

@@ -1,6 +1,7 @@
 """The index and the search as a map of mininn (site/book_search.py): a
-search for any public name of mininn puts the cell that defines it first,
-in both editions, and the Chinese edition's search knows Chinese words."""
+search for any name mininn defines, private ones included, puts the cell
+that defines it first, in both editions (a name Module also defines, at
+Module's cell), and the Chinese edition's search knows Chinese words."""
 import json
 import re
 
@@ -8,39 +9,58 @@ import nbformat
 import pytest
 
 import book_search
-import export
 from checks import (ANSWERED, CHAPTERS, EDITIONS, new_context, page_id,
                     search_results, source_of)
 
 WIDE = {"width": 1400, "height": 1000}
 
+# The methods the book is built around, private all but one: each must
+# lead to Module's own cell, not a container's or a hook's.
+BOOK_METHODS = ("_apply", "_call_impl", "_wrapped_call_impl",
+                "_save_to_state_dict", "_load_from_state_dict", "__call__")
 
-def public_definitions():
-    """{bare name: {docnames of the chapters that define it}} for every
-    public class, function and method that an export cell defines (the
-    exporter's own `definitions`): what a reader may type into the search
-    box."""
-    where = {}
+
+def defining_chapters():
+    """({bare name: {docnames of the chapters that define it}},
+    {name: {docnames of the chapters that define it on Module}}) for every
+    class, function and method that an export cell defines, private ones
+    included (book_search's `definitions`: the exporter's, and the methods
+    bound by assignment): what a reader may type into the search box."""
+    where, on_module = {}, {}
     for docname in CHAPTERS:
         nb = nbformat.read(source_of(docname), as_version=4)
         for cell in nb.cells:
             if "export" not in cell.metadata.get("tags", []):
                 continue
-            for _, name, owner in export.definitions(cell.source):
-                if book_search.public(name) and (
-                        owner is None or book_search.public(owner)):
-                    where.setdefault(name, set()).add(docname)
-    return where
+            for _, name, owner in book_search.definitions(cell.source):
+                where.setdefault(name, set()).add(docname)
+                if owner == "Module":
+                    on_module.setdefault(name, set()).add(docname)
+    return where, on_module
 
 
-def test_every_public_name_of_mininn_is_searched_for():
+def definitions():
+    """{name: {the chapters whose cell a search for it must put first}}:
+    those that define it, or, for a name Module defines too (`__call__`,
+    `__init__`), those that define it on Module."""
+    where, on_module = defining_chapters()
+    return where | on_module
+
+
+def test_every_name_of_mininn_is_searched_for():
     import mininn
 
-    names = public_definitions()
-    methods = {key.partition(".")[2] for key in mininn.METHODS
-               if all(book_search.public(part) for part in key.split("."))}
-    assert methods and methods <= set(names), methods - set(names)
-    assert set(mininn.__all__) <= set(names), set(mininn.__all__) - set(names)
+    where, on_module = defining_chapters()
+    methods = {key.partition(".")[2] for key in mininn.METHODS}
+    assert methods <= set(where), methods - set(where)
+    assert set(mininn.__all__) <= set(where), set(mininn.__all__) - set(where)
+    # Every function Module holds, however it got there (`Module.__call__ =
+    # Module._wrapped_call_impl` included), is known as Module's.
+    held = {name for name, value in vars(mininn.Module).items()
+            if getattr(value, "__module__", "").startswith("mininn")
+            and callable(value)}
+    assert held <= set(on_module), held - set(on_module)
+    assert set(BOOK_METHODS) <= set(on_module)
 
 
 @pytest.fixture(scope="module", params=EDITIONS)
@@ -50,7 +70,7 @@ def searched(request, browser, site):
     edition = request.param
     context, page, recorder = new_context(browser, site[edition], ANSWERED,
                                           viewport=WIDE)
-    found = search_results(page, site[edition], sorted(public_definitions()))
+    found = search_results(page, site[edition], sorted(definitions()))
     problems = recorder.take()
     context.close()
     return edition, found, problems
@@ -64,7 +84,7 @@ def test_search_puts_the_cell_that_defines_a_name_first(searched):
     _, found, problems = searched
     assert not any(problems), problems
     wrong = {}
-    for name, docnames in sorted(public_definitions().items()):
+    for name, docnames in sorted(definitions().items()):
         first = (found[name] or ["(nothing)"])[0]
         page, _, anchor = first.partition("#")
         if page not in docnames or not anchor.startswith("mininn-"):
@@ -86,17 +106,30 @@ INDEX_ENTRY = re.compile(
 
 @pytest.mark.site
 @pytest.mark.parametrize("edition", EDITIONS)
-def test_index_entries_say_what_and_where_and_leave_out_helpers(site,
-                                                                edition):
+def test_index_entries_say_what_and_where_for_every_name(site, edition):
     index = (EDITIONS[edition] / "genindex.html").read_text(encoding="utf-8")
-    links = re.findall(r'<a href="([^"]*#mininn-[^"]*)">(?:<strong>)?(.*?)'
-                       r"(?:</strong>)?</a>", index)
-    assert len(links) >= len(public_definitions())
-    bad = [text for _, text in links if not INDEX_ENTRY.fullmatch(text)]
+    # {first level: [(bold, second level), ...]} for each entry with a
+    # cell (an anchor "mininn-...") under it.
+    entries = {}
+    for name, under in re.findall(r"<li>\s*([^<]+?)(?:\(\))?\s*<ul>(.*?)"
+                                  r"</ul></li>", index, re.DOTALL):
+        for bold, text in re.findall(
+                r'<a href="[^"]*#mininn-[^"]*">(<strong>)?(.*?)'
+                r"(?:</strong>)?</a>", under):
+            entries.setdefault(name.strip(), []).append((bool(bold), text))
+    missing = set(definitions()) - set(entries)
+    assert not missing, sorted(missing)
+    bad = [text for found in entries.values() for _, text in found
+           if not INDEX_ENTRY.fullmatch(text)]
     assert not bad, bad[:10]
-    names = re.findall(r"<li>([^<]+?)(?:\(\))?\s*<ul>", index)
-    helpers = [n for n in names if not book_search.public(n.strip())]
-    assert not helpers, helpers
+    # The main (bold) entry of a name Module defines is Module's alone:
+    # ParameterList.__call__ is there, after it.
+    _, on_module = defining_chapters()
+    wrong = {name: found for name, found in entries.items()
+             if any(bold != (name not in on_module
+                             or text.startswith("Module method"))
+                    for bold, text in found)}
+    assert not wrong, wrong
 
 
 @pytest.mark.site
