@@ -8,7 +8,9 @@ prose from locale/zh_CN/LC_MESSAGES/book/<page>.po. This extension:
 
 - puts a language switch in the header of every page, to the same page in
   the other edition (the anchors are the English ones in both: Sphinx keeps
-  section and glossary ids when it translates a title or a term);
+  section and glossary ids when it translates a title or a term, so
+  site/static/book.js adds the page's hash to the switch when it is
+  clicked: the reader lands at the same section);
 - refuses a configuration that would make code translatable (code cells and
   outputs are literal blocks: they must stay byte-identical, so
   `gettext_additional_targets` must not name literal or doctest blocks);

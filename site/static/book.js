@@ -10,3 +10,12 @@ document.addEventListener("click", (event) => {
   const dialog = link && link.closest("dialog[open]");
   if (dialog && dialog.id.endsWith("-sidebar-modal")) dialog.close();
 });
+
+// The language switch leads to the same page in the other edition, and to
+// the reader's section there: both editions give a section, a glossary term
+// and a figure the same id (Sphinx keeps the ids it made from the English
+// when it translates), so the switch takes the page's hash with it.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a.btn-language-switch");
+  if (link) link.hash = location.hash;
+});

@@ -488,3 +488,59 @@ def test_the_footer_sentence_is_the_one_the_catalog_translates():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     footer = config["html"]["extra_footer"]
     assert " ".join(footer.split()) == book_zip.FOOTER
+
+
+# --------------------------------------------------------------------------
+# The language switch keeps the reader's section.
+
+ELEMENT_ID = re.compile(r'<[a-z0-9]+ [^>]*?\bid="([^"]+)"')
+
+
+@pytest.mark.parametrize("docname", PAGES, ids=page_id)
+def test_both_editions_give_a_section_the_same_id(site, docname):
+    # What lets the switch carry location.hash: Sphinx keeps the ids of
+    # sections (made from the English headings), glossary terms and
+    # figures when it translates them.
+    ids = {edition: ELEMENT_ID.findall(
+               (folder / f"{docname}.html").read_text(encoding="utf-8"))
+           for edition, folder in EDITIONS.items()}
+    assert ids["zh"] == ids["en"]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_language_switch_opens_the_other_edition_at_the_same_section(
+        browser, site, edition):
+    """A reader at a section of a chapter (the middle one of those whose
+    headings the catalog translates as they stand) switches language: the
+    other edition's page opens at that section, its heading the
+    translation of the one left."""
+    docname = next(d for d in CHAPTERS if page_id(d).startswith("05_"))
+    english = translations(docname)
+    context, page, recorder = new_context(browser, site[edition], ANSWERED,
+                                          viewport=WIDE)
+    page.goto(site["en"] + docname + ".html", wait_until="load")
+    headings = page.evaluate(
+        """() => [...document.querySelectorAll("section > h2")].map(h =>
+             [h.parentElement.id, h.textContent.replace(/^[\\d.]+\\s*/, "")
+                                            .replace(/#$/, "").trim()])""")
+    sections = [(id_, title) for id_, title in headings if title in english]
+    assert len(sections) >= 3, headings
+    section, title = sections[len(sections) // 2]
+    other = "zh" if edition == "en" else "en"
+    expected = {"en": title, "zh": english[title]}
+
+    page.goto(f"{site[edition]}{docname}.html#{section}", wait_until="load")
+    left = page.evaluate(js("section_at_top"), section)
+    assert left["hash"] == section and left["heading"].endswith(
+        expected[edition]), left
+    with page.expect_navigation(wait_until="load"):
+        page.locator("a.btn-language-switch").first.click()
+    page.wait_for_timeout(200)  # the browser scrolls to the hash
+    landed = page.evaluate(js("section_at_top"), section)
+    assert page.url.startswith(site[other] + docname + ".html")
+    assert landed["hash"] == section, (page.url, landed)
+    assert landed["heading"].endswith(expected[other]), landed
+    assert landed["scrolled"] > 0 and 0 <= landed["top"] < landed[
+        "height"] / 4, f"{section} is not at the top of the window: {landed}"
+    assert not any(recorder.take())
+    context.close()
