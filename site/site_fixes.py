@@ -6,7 +6,7 @@ configuration.
   named None, once ""), and the second copy fails in the browser:
   "Identifier 'THEBE_JS_URL' has already been declared".
 - book.js (site/static): a tap on a link in a phone's sidebar dialog closes
-  the dialog.
+  the dialog, and the language switch keeps the reader's section.
 - The MathJax tree that sphinx-mathjax-offline copies into the site (24 MB)
   is cut to what renders the book's math (tex-chtml.js and its fonts, under
   3 MB): the site a reader downloads or hosts is that much smaller.
