@@ -152,7 +152,7 @@ def add_download_note(app, pagename, templatename, context, doctree):
         context["body"] = body[:end] + "\n" + note + body[end:]
 
 
-# _config.yml's extra_footer, word for word (tests/site/test_zip.py), marked for
+# _config.yml's extra_footer, word for word (tests/test_site_zip.py), marked for
 # the catalog: a Chinese page's footer says it in Chinese.
 FOOTER = N_("Every chapter is re-executed and checked against "
             "<code>torch.nn</code> by the test suite.")

@@ -4,7 +4,7 @@ looked up.
 
 - In the Chinese build, every message Sphinx looks up, page by page, before
   translating it, goes into <doctreedir>/i18n-messages.json: the list that
-  tests/site/test_editions.py holds the catalogs to (an English string with
+  tests/test_site_editions.py holds the catalogs to (an English string with
   no entry fails the test by file and string).
 - Exercise subtitles and the captions of the table of contents, which Sphinx
   would leave English, are translated from the page's catalog.

@@ -95,3 +95,9 @@ def pytest_pycollect_makeitem(collector, name, obj):
                 items += collector.ihook.pytest_pycollect_makeitem(
                     collector=collector, name=test_name, obj=test)
     return items
+
+
+# The website's fixtures (both editions built once, served, one browser per
+# process), for the test_site_*.py files: in tests/site/ with the checks
+# those files share.
+from site_fixtures import browser, builds, site  # noqa: E402, F401

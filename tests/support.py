@@ -72,6 +72,14 @@ def swapping(on=True):
         torch.__future__.set_swap_module_params_on_conversion(False)
 
 
+def exported_classes(module):
+    """The names of the public classes `module` (a chapter's file of
+    mininn) defines itself, sorted."""
+    return sorted(name for name, value in vars(module).items()
+                  if isinstance(value, type) and not name.startswith("_")
+                  and value.__module__ == module.__name__)
+
+
 def constructor_arguments(cls):
     """(name, kind, default) of each constructor argument: the signature,
     without the annotations torch adds."""

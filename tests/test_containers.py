@@ -11,20 +11,14 @@ import torch
 
 import mininn.containers
 from support import (build_both, child_names, constructor_arguments,
-                     randn)
+                     exported_classes, randn)
 from helpers import error_of, same_tensors
 
 
 # ------------------------------------------------------------ signatures
 
 # every public class chapter 4 exports, found in the package itself
-EXPORTED = sorted(
-    name for name, value in vars(mininn.containers).items()
-    if isinstance(value, type) and not name.startswith("_")
-    and value.__module__ == mininn.containers.__name__)
-
-
-@pytest.mark.parametrize("name", EXPORTED)
+@pytest.mark.parametrize("name", exported_classes(mininn.containers))
 def test_every_container_takes_torchs_constructor_arguments(name):
     ours = getattr(mininn.containers, name)
     assert constructor_arguments(ours) == constructor_arguments(

@@ -9,7 +9,7 @@ those files and keeps the tags and {fields} of its English.
 
 That each page's catalog holds every English string the page has, and that
 code and outputs are the notebooks' own, is checked on the built site
-(tests/site/test_editions.py).
+(tests/test_site_editions.py).
 
 A failure names the catalog and the English string (msgid). To fix one:
 `python3 tools/dev.py i18n`, then translate what it lists
@@ -23,25 +23,16 @@ import pytest
 from babel.messages.pofile import read_po
 
 import i18n  # tools/i18n.py: where the catalogs are
+from checks import page_of, short
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGS = sorted(i18n.CATALOGS.rglob("*.po"))
 PAGE_CATALOGS = sorted(i18n.PAGE_CATALOGS.glob("*.po"))
 
 
-def page_of(po):
-    """locale/zh_CN/LC_MESSAGES/book/05_hooks.po -> book/05_hooks."""
-    return po.relative_to(i18n.CATALOGS).with_suffix("").as_posix()
-
-
 def messages(po):
     with po.open("rb") as handle:
         return [m for m in read_po(handle) if m.id]
-
-
-def short(text, width=110):
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def test_there_is_a_catalog_for_every_page():

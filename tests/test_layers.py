@@ -11,20 +11,15 @@ import torch
 import torch.nn.functional as F
 
 import mininn.layers
-from support import build_both, constructor_arguments, randn
+from support import (build_both, constructor_arguments, exported_classes,
+                     randn)
 from helpers import error_of, same_tensors
 
 
 # ------------------------------------------------------------ signatures
 
 # every public class chapter 3 exports, found in the package itself
-EXPORTED = sorted(
-    name for name, value in vars(mininn.layers).items()
-    if isinstance(value, type) and not name.startswith("_")
-    and value.__module__ == mininn.layers.__name__)
-
-
-@pytest.mark.parametrize("name", EXPORTED)
+@pytest.mark.parametrize("name", exported_classes(mininn.layers))
 def test_every_layer_takes_torchs_constructor_arguments(name):
     ours = getattr(mininn.layers, name)
     assert constructor_arguments(ours) == constructor_arguments(

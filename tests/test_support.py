@@ -56,12 +56,12 @@ def test_playwright_is_started_by_the_one_browser_fixture():
     # Two of playwright's sync APIs cannot run in one process: when the
     # site's tests and the Chinese edition's each started their own, a
     # single worker (`-n 0`, or one core) failed every Chinese page check.
-    # Both use one conftest's session `browser` fixture.
+    # Both use the session `browser` fixture of tests/site/site_fixtures.py.
     starting = [path.relative_to(TESTS).as_posix()
                 for path in TESTS.rglob("*.py")
                 if "sync_playwright" in path.read_text(encoding="utf-8")
                 and path.name != "test_support.py"]
-    assert len(starting) == 1 and starting[0].endswith("conftest.py"), starting
+    assert starting == ["site/site_fixtures.py"]
 
 
 def error(exc, *args):

@@ -5,6 +5,7 @@ from what they gathered (one line per problem).
 The JavaScript they evaluate in the page is in js/, one file per check,
 each a function expression (`async () => {...}`) that playwright calls.
 """
+import html
 import os
 import re
 import struct
@@ -89,6 +90,22 @@ def expected_title(docname, edition="en"):
     if edition == "zh":
         title = translations(docname)[title]
     return normalise(title)
+
+
+def page_of(po):
+    """locale/zh_CN/LC_MESSAGES/book/05_hooks.po -> book/05_hooks."""
+    return po.relative_to(i18n.CATALOGS).with_suffix("").as_posix()
+
+
+def short(text, width=110):
+    """`text` on one line, cut to `width` characters for a message."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def text_of(fragment):
+    """The text of an HTML fragment: its tags left out, entities read."""
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
 
 
 # --------------------------------------------------------------------------

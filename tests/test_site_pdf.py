@@ -3,7 +3,6 @@
 and no other image, and no page that ends in an empty code frame or prints
 past its margin. Each edition's build prints its own (site/book_pdf.py,
 from Sphinx's singlehtml page of the book)."""
-import html
 import re
 import subprocess
 from functools import cache
@@ -18,7 +17,7 @@ import book_zip
 import i18n
 import pdf_scan
 from checks import (CHAPTERS, EDITIONS, PAGES, ROOT, expected_title,
-                    normalise, printed_images_not_figures)
+                    normalise, printed_images_not_figures, text_of)
 from pdf_scan import squeezed
 
 pytestmark = pytest.mark.site
@@ -157,10 +156,6 @@ def test_pdf_is_tagged_and_names_its_title_and_author(pdf, edition):
 SOLUTION = re.compile(r'<div class="solution dropdown admonition"[^>]*>\s*'
                       r'<p class="admonition-title">(.*?)</p>\s*'
                       r'<section id="solution-content">(.*?)</section>', re.S)
-
-
-def text_of(fragment):
-    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
 
 
 def test_pdf_prints_every_solution_open_under_its_exercise(pdf, edition):

@@ -7,7 +7,6 @@ left over from English that is gone, and every code cell and stored output
 of every chapter is on each edition's page exactly as in the notebook.
 """
 import copy
-import html
 import json
 import re
 
@@ -16,7 +15,8 @@ import pytest
 from babel.messages.pofile import read_po
 
 import i18n
-from checks import BUILT, CHAPTERS, EDITIONS, ROOT, page_id, source_of
+from checks import (BUILT, CHAPTERS, EDITIONS, ROOT, page_id, page_of, short,
+                    source_of, text_of)
 
 pytestmark = pytest.mark.site
 
@@ -47,16 +47,6 @@ def test_mathjax_ships_only_what_renders_the_math(site, edition):
 # The catalogs against what the Chinese build looked up.
 
 PAGE_CATALOGS = sorted(i18n.PAGE_CATALOGS.glob("*.po"))
-
-
-def page_of(po):
-    """locale/zh_CN/LC_MESSAGES/book/05_hooks.po -> book/05_hooks."""
-    return po.relative_to(i18n.CATALOGS).with_suffix("").as_posix()
-
-
-def short(text, width=110):
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 @pytest.fixture(scope="module")
@@ -129,11 +119,6 @@ CELL = re.compile(r'<div class="cell(?: [^"]*)? docutils container"')
 INPUT = re.compile(r'<div class="cell_input[^"]*">.*?<pre>(.*?)</pre>', re.S)
 OUTPUT = re.compile(r'<div class="output [^"]*">\s*<div class="highlight">'
                     r"<pre>(.*?)</pre>", re.S)
-TAG = re.compile(r"<[^>]+>")
-
-
-def text_of(pre):
-    return html.unescape(TAG.sub("", pre))
 
 
 def shown_blocks(page):
