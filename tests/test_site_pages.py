@@ -27,7 +27,8 @@ from checks import (ANSWERED, CHAPTERS, EDITIONS, PAGES, ROOT,
                     figures_not_opening, figures_shrunk, inspect, js,
                     missing_links, new_context, normalise, outputs_too_wide,
                     page_id, page_width, solution_after_tapping_its_title,
-                    source_of, translations)
+                    source_of, table_identifiers_that_break_mid_word,
+                    translations)
 
 pytestmark = pytest.mark.site
 
@@ -264,6 +265,8 @@ def test_sidebar_button_opens_the_chapter_list_on_a_phone(
     missing = chapter_list_missing(
         shown(visits, edition, docname, screen)["primary"], PAGES, docname)
     assert not missing, f"missing from the list: {missing}"
+    # the book's title once, as the link home (not again as a page)
+    assert shown(visits, edition, docname, screen)["primary"]["titles"] == 1
 
 
 @pytest.mark.parametrize("edition,docname,screen", cases(CHAPTERS, ["phone"]))
@@ -544,3 +547,28 @@ def test_language_switch_opens_the_other_edition_at_the_same_section(
         "height"] / 4, f"{section} is not at the top of the window: {landed}"
     assert not any(recorder.take())
     context.close()
+
+
+@pytest.mark.parametrize("edition,docname,screen", cases(PAGES))
+def test_table_identifiers_break_only_after_a_dot_or_underscore(
+        visits, edition, docname, screen):
+    # ch5's "Three kinds of gradient hook" on a phone: `register_ho` /
+    # `ok(fn)` before; `register_full_` / `backward_hook` now
+    chrome = shown(visits, edition, docname, screen)["chrome"]
+    assert not table_identifiers_that_break_mid_word(chrome)
+
+
+@pytest.mark.parametrize("edition,docname,screen", cases(PAGES))
+def test_header_has_no_fullscreen_button_on_a_phone(visits, edition,
+                                                    docname, screen):
+    # a phone's browser cannot honour it for a page
+    fullscreen = shown(visits, edition, docname, screen)["chrome"]["fullscreen"]
+    assert fullscreen == (screen == "wide")
+
+
+@pytest.mark.parametrize("edition,docname,screen", cases(CHAPTERS, ["wide"]))
+def test_a_chapter_printed_from_the_browser_keeps_its_number(
+        visits, edition, docname, screen):
+    info = shown(visits, edition, docname, screen)
+    assert info["sectionNumber"]
+    assert info["chrome"]["printedNumber"] == info["sectionNumber"]

@@ -19,3 +19,23 @@ document.addEventListener("click", (event) => {
   const link = event.target.closest("a.btn-language-switch");
   if (link) link.hash = location.hash;
 });
+
+// In a table, an identifier may break after "." or "_" and nowhere else
+// (book.css): on a phone, `register_full_backward_hook` then wraps as
+// `register_full_` / `backward_hook`, not mid-word. Sphinx writes inline
+// code as text spans, so the break opportunities are added here.
+for (const span of document.querySelectorAll("table code.literal span.pre")) {
+  const parts = span.textContent.split(/(?<=[._])(?=.)/);
+  if (parts.length < 2) continue;
+  span.replaceChildren(...parts.flatMap((part, i) =>
+    i ? [document.createElement("wbr"), part] : [part]));
+}
+
+// Printed from the browser, a chapter keeps its number: the theme prints
+// its own copy of the title (#jb-print-docs-body, above the page's
+// contents) without the "5. " that the page's heading carries.
+{
+  const number = document.querySelector("article h1 > span.section-number");
+  const printed = document.querySelector("#jb-print-docs-body h1");
+  if (number && printed) printed.prepend(number.cloneNode(true));
+}

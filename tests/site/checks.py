@@ -180,6 +180,7 @@ def inspect(page, phone=None):
     contents_drawer_after_a_tap: each opening of a modal dialog restyles
     the whole page)."""
     info = page.evaluate(js("inspect"))
+    info["chrome"] = page.evaluate(js("chrome"))
     if phone:
         info["overflow"] = (page.evaluate(js("overflow"), phone)
                             if info["scrollWidth"] > phone else [])
@@ -370,3 +371,12 @@ def printed_images_not_figures(images, page_html, folder):
              for w, h in sorted((printed - drawn).elements())]
             + [f"no image of {w}x{h} pixels (a figure)"
                for w, h in sorted((drawn - printed).elements())])
+
+
+def table_identifiers_that_break_mid_word(chrome):
+    """Inline code in tables (chrome.js) that may break mid-word: each
+    "." or "_" inside a name must carry a <wbr> (book.js), and the code
+    itself must not wrap anywhere (book.css)."""
+    return [c["text"] for c in chrome["tableCode"]
+            if c["wrap"] != "normal"
+            or c["breaks"] < len(re.findall(r"(?<=[._])(?=\S)", c["text"]))]

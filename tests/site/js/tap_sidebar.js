@@ -12,7 +12,12 @@ async (which) => {
   const shown = dialog && dialog.open ? [...dialog.querySelectorAll("a")]
     .filter(a => a.checkVisibility() && a.getBoundingClientRect().width > 0)
     .map(a => a.getAttribute("href")) : [];
+  // how many of its links read as the site's title (the logo's text)
+  const title = (document.querySelector(".logo__title") || {}).textContent;
+  const titles = dialog && dialog.open ? [...dialog.querySelectorAll("a")]
+    .filter(a => a.checkVisibility() && title
+            && a.textContent.trim() === title.trim()).length : 0;
   const open = !!(dialog && dialog.open);
   if (open) dialog.close();
-  return {open, shown};
+  return {open, shown, titles};
 }
