@@ -158,3 +158,40 @@ def test_html_marks_are_found():
                 good.replace('href="{home}"', 'href="home"'),
                 good.replace("<code>", "")):
         assert html_marks(english) != html_marks(bad), bad
+
+
+# --------------------------------------------------------------------------
+# One concept, one word (locale/zh_CN/TERMS.md, "Words not to use")
+
+TERMS = i18n.LOCALE / i18n.LANGUAGE / "TERMS.md"
+
+
+def words_not_to_use():
+    """{word: what to use instead}, from the last table of TERMS.md."""
+    table = TERMS.read_text().split("## Words not to use", 1)[1]
+    rows = re.findall(r"^\| (\S+) \| (.+?) \|$", table, re.M)
+    return {word: use for word, use in rows if word != "not"}
+
+
+def prose(text):
+    """A translation without its code spans; a {term} keeps its text."""
+    text = ROLE.sub(lambda m: re.sub(r"\s*<[^<>]+>\s*$", "", m[2]), text)
+    return CODE.sub(" ", text)
+
+
+@pytest.mark.parametrize("po", PAGE_CATALOGS, ids=lambda p: p.stem)
+def test_one_word_per_concept(po):
+    """A reader meets one Chinese word per concept: none of the words
+    TERMS.md retired (撤回 for 移除, 跟踪 for 追踪, ...) comes back."""
+    rejected = words_not_to_use()
+    problems = [f"  {short(m.id)!r}: {word} (TERMS.md: {use})"
+                for m in messages(po) if m.string
+                for word, use in rejected.items() if word in prose(m.string)]
+    assert not problems, (f"{po.relative_to(ROOT)}:\n" + "\n".join(problems))
+
+
+def test_words_not_to_use_are_read():
+    rejected = words_not_to_use()
+    assert {"撤回", "跟踪", "并排", "状态字典"} <= set(rejected)
+    assert "并排" not in prose("`并排` 与 {term}`句柄 <handle>`")
+    assert "句柄" in prose("`并排` 与 {term}`句柄 <handle>`")
