@@ -143,6 +143,28 @@ def coalesce_streams(path):
                                ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def record_run(path, failed, seconds):
+    """The chapter's line of reports/execution.json, which the book's
+    execution-status table shows (site/execution_status.py)."""
+    record = ROOT / "reports" / "execution.json"
+    runs = (json.loads(record.read_text(encoding="utf-8"))
+            if record.exists() else {})
+    versions = subprocess.run(
+        [str(BIN / "python"), "-c", "import platform, torch; print("
+         "platform.python_version(), torch.__version__, platform.machine())"],
+        capture_output=True, text=True).stdout.split()
+    cells = json.loads((ROOT / path).read_text(encoding="utf-8"))["cells"]
+    runs[Path(path).name] = {
+        "code_cells": sum(c["cell_type"] == "code" for c in cells),
+        "status": "failed" if failed else "passed",
+        "seconds": round(seconds, 1),
+        "date": time.strftime("%Y-%m-%d"),
+        "python": versions[0], "torch": versions[1],
+        "machine": f"{versions[2]}, {os.cpu_count()} cores"}
+    record.write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n",
+                      encoding="utf-8")
+
+
 def wants_help(rest):
     return any(arg in ("-h", "--help") for arg in rest)
 
@@ -207,14 +229,17 @@ def main(argv):
         return run(python, "tools/export.py", *rest)
     if command == "outputs":  # fresh kernel each, no timing metadata stored
         env = {k: v for k, v in os.environ.items() if k != "MININN_QUICK"}
-        chosen = notebooks(rest)
-        code = run(BIN / "jupyter", "nbconvert", "--to", "notebook",
-                   "--execute", "--inplace",
-                   "--ExecutePreprocessor.kernel_name=python3",
-                   "--ExecutePreprocessor.record_timing=False",
-                   "--ExecutePreprocessor.timeout=600", *chosen, env=env)
-        for path in chosen:
+        code = 0
+        for path in notebooks(rest):
+            start = time.perf_counter()
+            failed = run(BIN / "jupyter", "nbconvert", "--to", "notebook",
+                         "--execute", "--inplace",
+                         "--ExecutePreprocessor.kernel_name=python3",
+                         "--ExecutePreprocessor.record_timing=False",
+                         "--ExecutePreprocessor.timeout=600", path, env=env)
             coalesce_streams(ROOT / path)
+            record_run(path, failed, time.perf_counter() - start)
+            code = code or failed
         return code
     if command == "mutants":
         return run(python, "tools/mutants.py", *rest)
