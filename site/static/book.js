@@ -20,12 +20,16 @@ document.addEventListener("click", (event) => {
   if (link) link.hash = location.hash;
 });
 
-// In a table, an identifier may break after "." or "_" and nowhere else
-// (book.css): on a phone, `register_full_backward_hook` then wraps as
-// `register_full_` / `backward_hook`, not mid-word. Sphinx writes inline
-// code as text spans, so the break opportunities are added here.
-for (const span of document.querySelectorAll("table code.literal span.pre")) {
-  const parts = span.textContent.split(/(?<=[._])(?=.)/);
+// In a table or a heading, an identifier may break after a "." or a
+// single "_" and nowhere else (book.css): on a phone,
+// `register_full_backward_hook` wraps as `register_full_` / `backward_hook`
+// and `super().__init__()` as `super().` / `__init__()`, not mid-word.
+// Sphinx writes inline code as text spans, so the breaks are added here;
+// tests/site/checks.py counts them with the same pattern.
+const BREAK_AFTER = /(?<=[A-Za-z0-9)]\.)(?=\S)|(?<=[A-Za-z0-9]_)(?=[A-Za-z0-9])/;
+for (const span of document.querySelectorAll(
+    ":is(table, h1, h2, h3) code.literal span.pre")) {
+  const parts = span.textContent.split(BREAK_AFTER);
   if (parts.length < 2) continue;
   span.replaceChildren(...parts.flatMap((part, i) =>
     i ? [document.createElement("wbr"), part] : [part]));

@@ -373,10 +373,15 @@ def printed_images_not_figures(images, page_html, folder):
                for w, h in sorted((drawn - printed).elements())])
 
 
+BREAK_AFTER = re.compile(  # as in site/static/book.js
+    r"(?<=[A-Za-z0-9)]\.)(?=\S)|(?<=[A-Za-z0-9]_)(?=[A-Za-z0-9])")
+
+
 def table_identifiers_that_break_mid_word(chrome):
-    """Inline code in tables (chrome.js) that may break mid-word: each
-    "." or "_" inside a name must carry a <wbr> (book.js), and the code
-    itself must not wrap anywhere (book.css)."""
+    """Inline code in tables and headings (chrome.js) that may break
+    mid-word: each "." or single "_" inside a name must carry a <wbr>
+    (book.js, which breaks with the same pattern), and the code itself
+    must not wrap anywhere else (book.css)."""
     return [c["text"] for c in chrome["tableCode"]
             if c["wrap"] != "normal"
-            or c["breaks"] < len(re.findall(r"(?<=[._])(?=\S)", c["text"]))]
+            or c["breaks"] < len(BREAK_AFTER.findall(c["text"]))]
