@@ -208,8 +208,8 @@ def test_outputs_fit_the_text_column(notebook):
 
 def test_exercises_are_numbered_with_collapsed_solutions(notebook):
     """`exercise` blocks (sphinx-exercise) and gated `solution` blocks that
-    open as a dropdown; the solution's code is collapsed in JupyterLab
-    too."""
+    open as a dropdown, holding the cell that checks the solution too; the
+    solution's code is collapsed in JupyterLab too."""
     path, nb = notebook
     labels, solved = [], []
     for i, cell in enumerate(nb.cells):
@@ -224,9 +224,17 @@ def test_exercises_are_numbered_with_collapsed_solutions(notebook):
             inner = nb.cells[i + 1]
             assert inner.cell_type == "code", start.group(1)
             assert inner.metadata.get("jupyter", {}).get("source_hidden")
-            assert any(c.cell_type == "markdown"
-                       and c.source.startswith(":::{solution-end}")
-                       for c in nb.cells[i + 1: i + 4]), start.group(1)
+            # the solution, then the cell that checks it (whose output
+            # gives the answer away), folded together
+            end = next(j for j in range(i + 1, len(nb.cells))
+                       if nb.cells[j].cell_type == "markdown")
+            assert nb.cells[end].source.startswith(":::{solution-end}"), (
+                start.group(1))
+            after = nb.cells[end + 1] if end + 1 < len(nb.cells) else None
+            assert not (after and after.cell_type == "code"
+                        and after.outputs), (
+                f"{start.group(1)}: a cell after the solution prints its "
+                "answer; fold it into the solution")
     slug = path.stem.split("_", 1)[1].replace("_", "-")
     assert all(label.startswith(f"ex-{slug}-") for label in labels), labels
     assert len(set(labels)) == len(labels), labels
