@@ -8,13 +8,27 @@ At the end of an HTML build it writes, into the output folder:
   requirements and a README saying how to run it). A chapter downloaded
   alone cannot run: it imports ``helpers`` and ``mininn`` from the folder
   beside it, and its copy under _sources/ says so in its first cell;
+- ``rebuilding-nn-module-workbook.zip``: the workbook, chapters 1-8 as
+  exercises checked by the book's tests (tools/workbook.py; both editions'
+  builds share one, made once for the sources it is made of);
 - the licences, as .txt beside the pages (the footer of every page links
   them).
+
+The Chinese edition's notebooks zip holds the notebooks with their Markdown
+cells in Chinese, from the catalogs the Chinese build reads, and a Chinese
+README, intro and glossary; code cells and outputs are the English ones.
 
 Every page of the table of contents gets a short note under its title that
 links the zip, the PDF (book_pdf) and the index, and the header's download
 menu offers the zip and the PDF first.
 """
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -27,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 ZIP_NAME = "rebuilding-nn-module-notebooks.zip"
 ZIP_FOLDER = "rebuilding-nn-module"
+WORKBOOK_NAME = "rebuilding-nn-module-workbook.zip"
 # A fixed date inside the zip, so the same sources give the same bytes.
 ZIP_DATE = (2026, 1, 1, 0, 0, 0)
 LICENCE_FILES = ("LICENSE.txt", "LICENSE-text.txt")  # beside the pages
@@ -99,6 +114,64 @@ The text and figures are licensed under CC BY-SA 4.0 (`LICENSE-text`),
 the code under the MIT licence (`LICENSE`).
 """
 
+ZIP_README_ZH = """\
+# 从零重建 torch.nn.Module：可运行的笔记本
+
+这个文件夹是整本书的笔记本，连同它们导入的东西：`book/helpers.py`（表格、
+错误捕获、树等小工具）和 `book/mininn/`（各章导出的包，每章一个模块）。
+单独下载的一章无法运行：它从所在的文件夹导入这两者。`book/intro.md`
+是本书的引言，`book/glossary.md` 是术语表。笔记本里的文字是中文的；
+代码单元和输出与英文版完全相同。
+
+## 运行
+
+只需联网安装一次，之后一切都可离线运行。这些笔记本用 Python {pythons}
+运行过（本书的测试会从这个 zip 运行第 1 章）；需要 Python 3.11 或更新版本，
+以及约 1 GB 磁盘空间。
+
+1. 在这个文件夹里创建一个环境：
+
+   ```
+   python3 -m venv .venv
+   ```
+
+2. **在 Linux 上，先安装只含 CPU 的 torch。** PyPI 上 Linux 版的 `torch`
+   是 CUDA 构建，连同 NVIDIA 的包有好几 GB，而本书不需要 GPU。PyTorch
+   的 CPU 索引提供小巧的构建（`2.13.0+cpu` 满足第 3 步中的 `torch==2.13.0`）：
+
+   ```
+   .venv/bin/pip install torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu
+   ```
+
+   在 macOS 和 Windows 上跳过这一步：PyPI 的 wheel 就是 CPU 构建。
+
+3. 安装笔记本用到的包（{count} 个，版本固定）：
+
+   ```
+   .venv/bin/pip install -r requirements-reader.txt
+   ```
+
+4. 打开本书：
+
+   ```
+   .venv/bin/jupyter lab --notebook-dir=book
+   ```
+
+   在 Windows 上命令是 `.venv\\Scripts\\pip` 和 `.venv\\Scripts\\jupyter`。
+   以 root 身份（在容器里）运行时，JupyterLab 需要 `--allow-root`。
+
+然后打开 `01_registration.ipynb`，从上到下运行；每一章在笔记本电脑的 CPU
+上都能在一分钟内跑完。每个笔记本都保留了输出，所以不运行也可以阅读。
+
+`requirements.txt` 是作者的完整清单（还包括网站构建和测试套件）；运行
+笔记本用不到它。
+
+## 许可
+
+文字和插图采用 CC BY-SA 4.0 许可（`LICENSE-text`），代码采用 MIT 许可
+（`LICENSE`）。
+"""
+
 
 def toc_docnames(toc_path):
     """Docnames of a _toc.yml, in reading order, as sphinx_external_toc (the
@@ -135,7 +208,10 @@ def add_download_note(app, pagename, templatename, context, doctree):
     pathto = context["pathto"]
     links = [_('<a class="reference external" href="{href}">all the '
                'notebooks (.zip)</a>, with the helpers and the package they '
-               'import').format(href=pathto(ZIP_NAME, 1))]
+               'import').format(href=pathto(ZIP_NAME, 1)),
+             _('<a class="reference external" href="{href}">the workbook '
+               '(.zip)</a>, to write the Module yourself').format(
+                   href=pathto(WORKBOOK_NAME, 1))]
     if app.env.book_pdf:
         links.append(_('<a class="reference external" href="{href}">the '
                        'whole book as a PDF</a>').format(
@@ -250,6 +326,7 @@ def reader_requirements(root):
 
 def write_zip(app, outdir):
     root = Path(app.srcdir)
+    chinese = (app.config.language or "en").startswith("zh")
     files = []
     for docname in app.env.book_pages:
         source = root / (docname + ".ipynb")
@@ -268,14 +345,158 @@ def write_zip(app, outdir):
             info.external_attr = 0o644 << 16
             archive.writestr(info, data)
 
-        add("README.md", ZIP_README.format(
+        add("README.md", (ZIP_README_ZH if chinese else ZIP_README).format(
             pythons=TESTED_PYTHONS, count=len(READER_PACKAGES)))
         add("requirements-reader.txt", reader_requirements(root))
         for path in files:
-            if path.exists():
-                add(path.relative_to(root).as_posix(), path.read_bytes())
+            if not path.exists():
+                continue
+            data = path.read_bytes()
+            if chinese and path.parent.name == "book" and path.suffix in (
+                    ".ipynb", ".md"):
+                data = translated(path, catalog(app, path.stem))
+            add(path.relative_to(root).as_posix(), data)
     logger.info(f"book_zip: wrote {ZIP_NAME} ({len(files) + 1} files)")
 
+
+
+# --------------------------------------------------------------------------
+# The Chinese zip: the Markdown of the pages, from the catalogs.
+
+def catalog(app, page):
+    """{English: Chinese} of locale/<language>/LC_MESSAGES/book/<page>.po,
+    the catalog the Chinese build reads (fuzzy entries left out, as Sphinx
+    leaves them)."""
+    from babel.messages.pofile import read_po
+
+    path = (Path(app.srcdir) / app.config.locale_dirs[0] / app.config.language
+            / "LC_MESSAGES" / "book" / f"{page}.po")
+    if not path.exists():
+        return {}
+    with path.open("rb") as f:
+        return {m.id: m.string for m in read_po(f) if m.id and m.string
+                and not m.fuzzy and isinstance(m.id, str)}
+
+
+def _translate_markdown(text, messages):
+    """Each paragraph, heading, list item, table cell and directive title
+    of `text` whose English is in `messages` (keyed as Sphinx keys them:
+    the lines of a block joined by spaces), in Chinese; the rest as it
+    is (code, directive options, what no catalog holds)."""
+    out, block, fenced, glossary = [], [], False, False
+    items = ("- ", "* ") + tuple(f"{n}. " for n in range(1, 30))
+
+    def flush():
+        if not block:
+            return
+        first = block[0]
+        marker = ""
+        for prefix in items:
+            if first.lstrip().startswith(prefix):
+                marker = first[:len(first) - len(first.lstrip())] + prefix
+                break
+        joined = " ".join(line.strip() for line in block)
+        joined = joined[len(marker.strip()):].strip() if marker else joined
+        indent = "  " if glossary else ""
+        if joined in messages:
+            out.append(indent + marker + messages[joined])
+        else:
+            out.extend(block)
+        block.clear()
+
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            flush()
+            glossary = stripped.startswith("```{glossary}")
+            fenced = not fenced and not glossary
+            out.append(line)
+        elif glossary and stripped and not line.startswith(" "):
+            flush()  # a term: kept (chapters link to it), then in Chinese
+            out.append(line)
+            if messages.get(stripped, stripped) != stripped:
+                out.append(messages[stripped])
+        elif fenced or not stripped or stripped.startswith((":::", ":", "<")):
+            flush()
+            title = stripped.partition("} ")[2]
+            # an exercise's title is in the catalog as Sphinx writes it
+            for key in (title, title[:1].lower() + title[1:]):
+                if stripped.startswith(":::{") and key in messages:
+                    line = line.replace(title, messages[key])
+                    break
+            out.append(line)
+        elif stripped.startswith("#"):
+            flush()
+            hashes, _, title = stripped.partition(" ")
+            out.append(f"{hashes} {messages.get(title, title)}")
+        elif stripped.startswith("|"):
+            flush()
+            out.append("|".join(f" {messages.get(c.strip(), c.strip())} "
+                                if c.strip() else c for c in line.split("|")))
+        else:
+            if block and stripped.startswith(items):
+                flush()
+            block.append(line)
+    flush()
+    return "\n".join(out)
+
+
+def translated(path, messages):
+    """A notebook or page of the book with its Markdown in Chinese."""
+    if path.suffix == ".md":
+        return _translate_markdown(path.read_text(encoding="utf-8"),
+                                   messages).encode("utf-8")
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = _translate_markdown(cell.source, messages)
+    return nbformat.writes(nb).encode("utf-8")
+
+
+# --------------------------------------------------------------------------
+# The workbook (tools/workbook.py): its checks are measured by running the
+# chapters' tests, about 25 CPU-s, so both editions' builds share one, kept
+# in _build/workbook/ under a hash of what it is made of.
+
+def workbook_sources(root):
+    return sorted([root / "tools" / "workbook.py", root / "book" / "helpers.py",
+                   root / "requirements.txt", root / "tests" / "support.py",
+                   *(root / "tools" / "mutants").glob("*.toml"),
+                   *(root / "book").glob("0[1-8]_*.ipynb"),
+                   *(root / "book" / "mininn").glob("*.py"),
+                   *(root / "tests").glob("test_*.py")])
+
+
+def write_workbook(app, outdir):
+    root = Path(app.srcdir)
+    digest = hashlib.sha256()
+    for path in workbook_sources(root):
+        digest.update(path.name.encode() + path.read_bytes())
+    cache = root / "_build" / "workbook" / digest.hexdigest()[:16]
+    made, lock = cache / WORKBOOK_NAME, cache.with_suffix(".lock")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        lock.mkdir()  # this build makes it; the other edition's waits
+    except FileExistsError:
+        for _ in range(900):
+            if made.exists():
+                break
+            time.sleep(1)
+    if not made.exists():
+        with tempfile.TemporaryDirectory() as tmp:
+            done = subprocess.run([sys.executable, str(root / "tools" /
+                                   "workbook.py"), "--out", tmp],
+                                  capture_output=True, text=True)
+            if done.returncode:
+                raise RuntimeError("tools/workbook.py failed:\n"
+                                   + done.stderr[-3000:])
+            cache.mkdir(exist_ok=True)
+            os.replace(Path(tmp) / WORKBOOK_NAME, made.with_suffix(".part"))
+            os.replace(made.with_suffix(".part"), made)
+        shutil.rmtree(lock, ignore_errors=True)
+    shutil.copy(made, outdir / WORKBOOK_NAME)
 
 
 def copy_licences(app, outdir):
@@ -295,6 +516,7 @@ def build_finished(app, exception):
         return
     outdir = Path(app.outdir)
     write_zip(app, outdir)
+    write_workbook(app, outdir)
     mark_lone_notebooks(app, outdir)
     copy_licences(app, outdir)
 

@@ -2,49 +2,11 @@
 on mininn through the `nn` fixture, which hands out one backend at a time."""
 import os
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
-
-
-class Backend:
-    """torch.nn or mininn behind one face: `nn.Linear`, `nn.Module`, ...
-
-    Names that torch keeps outside `torch.nn` (RemovableHandle, the global
-    hook functions) are looked up where torch keeps them.
-    """
-
-    def __init__(self, name):
-        self.name = name
-        # torch is imported here, not above: pytest-xdist's controller
-        # loads this file too, and runs no test (2 CPU-s, before any worker
-        # starts)
-        import torch
-
-        if name == "mininn":
-            import mininn
-
-            # Parameter and Buffer are torch's own classes in mininn too
-            self._places = [mininn, SimpleNamespace(
-                Parameter=torch.nn.Parameter, Buffer=torch.nn.Buffer)]
-        else:
-            import torch.nn.modules.module as module
-            import torch.nn.modules.utils as utils
-            import torch.utils.hooks as hooks
-
-            self._places = [torch.nn, module, hooks, utils]
-
-    def __getattr__(self, attr):
-        for place in self._places:
-            if hasattr(place, attr):
-                return getattr(place, attr)
-        raise AttributeError(f"{self.name} has no {attr!r}")
-
-    def __repr__(self):
-        return self.name
 
 
 # `tools/mutants.py` sets MININN_TEST_BACKENDS=mininn: a bug planted in
@@ -57,12 +19,16 @@ assert set(BACKENDS) <= {"torch.nn", "mininn"}, BACKENDS
 @pytest.fixture(params=BACKENDS)
 def nn(request):
     """One backend; a test using it runs once per backend."""
+    from support import Backend  # imports torch: not in xdist's controller
+
     return Backend(request.param)
 
 
 @pytest.fixture
 def both():
     """(torch.nn, mininn), for tests that compare the two directly."""
+    from support import Backend
+
     return Backend("torch.nn"), Backend("mininn")
 
 

@@ -5,6 +5,7 @@ under a name no other test file uses (tests/test_support.py checks that).
 """
 import contextlib
 import inspect
+from types import SimpleNamespace
 
 import torch
 
@@ -93,3 +94,35 @@ def with_grads(net):
                if p.requires_grad)
     loss.backward()
     return net
+
+
+class Backend:
+    """torch.nn or mininn behind one face: `nn.Linear`, `nn.Module`, ...
+
+    Names that torch keeps outside `torch.nn` (RemovableHandle, the global
+    hook functions) are looked up where torch keeps them.
+    """
+
+    def __init__(self, name):
+        self.name = name
+        if name == "mininn":
+            import mininn
+
+            # Parameter and Buffer are torch's own classes in mininn too
+            self._places = [mininn, SimpleNamespace(
+                Parameter=torch.nn.Parameter, Buffer=torch.nn.Buffer)]
+        else:
+            import torch.nn.modules.module as module
+            import torch.nn.modules.utils as utils
+            import torch.utils.hooks as hooks
+
+            self._places = [torch.nn, module, hooks, utils]
+
+    def __getattr__(self, attr):
+        for place in self._places:
+            if hasattr(place, attr):
+                return getattr(place, attr)
+        raise AttributeError(f"{self.name} has no {attr!r}")
+
+    def __repr__(self):
+        return self.name

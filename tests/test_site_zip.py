@@ -1,8 +1,10 @@
 """What a reader downloads: the runnable zip (unzipped into an empty folder,
-and chapter 1 run from it), a chapter's notebook alone (which says what it
-needs), the licences beside the pages."""
+and chapter 1 run from it), the Chinese edition's zip (its prose Chinese,
+its code the English zip's), the workbook, a chapter's notebook alone
+(which says what it needs), the licences beside the pages."""
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -69,8 +71,50 @@ def test_zip_holds_the_runnable_book(site):
     assert f"Python {book_zip.TESTED_PYTHONS}" in readme
 
 
+def zipped(edition):
+    """{path inside the zip's folder: bytes} of an edition's zip."""
+    with zipfile.ZipFile(EDITIONS[edition] / book_zip.ZIP_NAME) as archive:
+        return {n.partition("/")[2]: archive.read(n)
+                for n in archive.namelist()}
+
+
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_the_chinese_zip_is_the_english_one_with_chinese_prose(site):
+    english, chinese = zipped("en"), zipped("zh")
+    assert english.keys() == chinese.keys()
+    prose = {"README.md", "book/intro.md", "book/glossary.md"}
+    prose |= {f"{docname}.ipynb" for docname in CHAPTERS}
+    assert prose <= english.keys()
+    for name in english.keys() - prose:  # the package, helpers, licences
+        assert english[name] == chinese[name], name
+    for name in prose - {f"{docname}.ipynb" for docname in CHAPTERS}:
+        text = chinese[name].decode()
+        assert len(CHINESE.findall(text)) > len(text) / 5, name
+    readme = chinese["README.md"].decode()
+    assert readme.index("download.pytorch.org/whl/cpu") < readme.index(
+        "pip install -r requirements-reader.txt")
+    for docname in CHAPTERS:
+        en, zh = (nbformat.reads(z[f"{docname}.ipynb"], as_version=4)
+                  for z in (english, chinese))
+        assert [(c.cell_type, c.source, c.get("outputs")) for c in en.cells
+                if c.cell_type == "code"] == [
+            (c.cell_type, c.source, c.get("outputs")) for c in zh.cells
+            if c.cell_type == "code"], docname
+        prose_cells = [c.source for c in zh.cells
+                       if c.cell_type == "markdown"]
+        assert len(prose_cells) == sum(c.cell_type == "markdown"
+                                       for c in en.cells)
+        in_chinese = [s for s in prose_cells if CHINESE.search(s)]
+        # the rest are headings that are names (## Conv2d) or directives
+        assert len(in_chinese) >= 0.9 * len(prose_cells), docname
+
+
 def test_chapter_one_runs_from_the_zip_in_an_empty_folder(site, tmp_path):
-    with zipfile.ZipFile(EDITIONS["en"] / book_zip.ZIP_NAME) as archive:
+    # The Chinese zip's: its code and every file it imports are the
+    # English zip's (the test above), so one run proves both.
+    with zipfile.ZipFile(EDITIONS["zh"] / book_zip.ZIP_NAME) as archive:
         archive.extractall(tmp_path)
     (top,) = tmp_path.iterdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -102,6 +146,20 @@ def test_a_chapter_downloaded_alone_says_what_it_needs_once(site, edition,
     source = nbformat.read(source_of(docname), as_version=4)
     assert [c.source for c in alone.cells[1:]] == [
         c.source for c in source.cells]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_the_workbook_is_beside_the_zip(site, edition):
+    # tools/workbook.py made it; tests/test_workbook.py runs its checks
+    with zipfile.ZipFile(EDITIONS[edition] / book_zip.WORKBOOK_NAME) as wb:
+        names = {n.partition("/")[2] for n in wb.namelist()}
+        chapter = wb.read(f"{book_zip.WORKBOOK_NAME[:-4]}/book/"
+                          "02_traversal.ipynb").decode()
+    assert {"README.md", "book/workbook.py", "book/checks.json",
+            "book/01_registration.ipynb", "book/08_checkpoints.ipynb",
+            "book/tests/test_traversal.py", "book/mininn/__init__.py"} <= names
+    assert "check('named_modules')" in chapter
+    assert "raise NotImplementedError('named_modules')" in chapter
 
 
 @pytest.mark.parametrize("edition", EDITIONS)

@@ -13,6 +13,8 @@ the first run creates .venv/ and installs requirements.txt into it.
     python3 tools/dev.py bench       mininn vs torch.nn timings
     python3 tools/dev.py mutants     apply realistic bugs one at a time and
                                      check the tests catch each (slow)
+    python3 tools/dev.py workbook    chapters 1-8 as exercises, checked by
+                                     the book's tests -> _build/workbook/
     python3 tools/dev.py setup       only create .venv and install the pins
 
 `test` runs pytest over both CPU cores (pytest-xdist, one worker per
@@ -115,6 +117,9 @@ HELP = {
                "one at a time,\nand check that the chapter's notebook and "
                "tests catch it (`mutants 05`,\n`mutants --list`). Slow: "
                "not part of `test`.",
+    "workbook": "Write the workbook (chapters 1-8 as exercises, with checks "
+                "that run\nthe book's tests on the reader's code) into "
+                "_build/workbook/ (tools/workbook.py).",
     "setup": "Create .venv and install requirements.txt (done by every "
              "other command on first use).",
 }
@@ -243,6 +248,8 @@ def main(argv):
         return code
     if command == "mutants":
         return run(python, "tools/mutants.py", *rest)
+    if command == "workbook":
+        return run(python, "tools/workbook.py", *rest)
     if command == "bench":
         env = {k: v for k, v in os.environ.items() if k != "MININN_QUICK"}
         return run(python, "benchmarks/bench.py", *rest, env=env)
@@ -250,7 +257,7 @@ def main(argv):
 
 
 COMMANDS = {"help", "setup", "test", "book", "lab", "export", "outputs",
-            "bench", "mutants", "i18n"}
+            "bench", "mutants", "i18n", "workbook"}
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -18,6 +18,9 @@ chapter's notebook (nbval) with the test files the list names. A bug is
     python3 tools/dev.py mutants 05 07         chapters 5 and 7
     python3 tools/dev.py mutants --list        show the bugs, run nothing
     python3 tools/dev.py mutants -j 1          one bug at a time
+    python3 tools/dev.py mutants --workbook    type each bug into the
+                                               workbook's cells instead: a
+                                               check must fail (tools/workbook.py)
 
 Bugs run side by side (one per core, each in its own scratch copy); for
 each, the list's test files run before the notebook and pytest stops at the
@@ -198,6 +201,37 @@ def run_one(mutant: Mutant, chapter: Chapter, scratch: Path, workers: int):
     return "ERROR", seconds, f"pytest exit {done.returncode}: {' '.join(tail)}"
 
 
+def in_the_workbook(selected) -> int:
+    """Each bug typed into the reader's cell of a fresh workbook: the check
+    of its piece (or a later one of its chapter) must report a failure."""
+    import workbook
+
+    missed = total = 0
+    with tempfile.TemporaryDirectory(prefix="mininn-workbook-") as tmp:
+        out = Path(tmp) / workbook.NAME
+        workbook.write(out, selected)
+        for notebook, proof in workbook.proofs(out, selected).items():
+            for mutant_id, (start, counts) in proof["mutants"].items():
+                failing = [piece for piece, (_, bad) in counts.items() if bad]
+                total += 1
+                missed += not failing
+                verdict = (f"caught       by check({failing[0]!r})"
+                           if failing else "MISSED      ")
+                later = failing and failing[0] != start
+                print(f"{verdict} {notebook}/{mutant_id}"
+                      + (f" (its own check({start!r}) passed)" if later
+                         else ""), flush=True)
+            for run, want in (("stubs", "fail"), ("book", "pass")):
+                wrong = [p for p, (good, bad) in proof[run].items()
+                         if (bad if want == "pass" else good)]
+                total, missed = total + 1, missed + bool(wrong)
+                print(f"{'ok' if not wrong else 'WRONG':12} {notebook}: "
+                      f"with the {run}, every check should {want}"
+                      + (f"; not: {wrong}" if wrong else ""), flush=True)
+    print(f"workbook: {total - missed} of {total} as they should be")
+    return 1 if missed else 0
+
+
 def cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -219,7 +253,12 @@ def main(argv=None):
                              "copy (default: one per core)")
     parser.add_argument("-n", "--workers", type=int, default=1,
                         help="pytest-xdist workers per bug (default 1: none)")
+    parser.add_argument("--workbook", action="store_true",
+                        help="type each bug into the workbook's cells and "
+                             "check that a check cell fails (tools/workbook.py)")
     args = parser.parse_args(argv)
+    if args.workbook:
+        return in_the_workbook(args.chapters)
 
     todo = chapters(args.chapters)
     if not todo:

@@ -1,0 +1,89 @@
+"""The workbook (tools/workbook.py): chapter 2 written into a temporary
+folder, its checks run on the stubs, on the book's own cells, and on the
+book's cells with each bug of tools/mutants/02_traversal.toml typed in
+(`dev.py mutants --workbook` does this for every chapter)."""
+import ast
+
+import nbformat
+import pytest
+
+import mutants
+import workbook
+
+CHAPTER = "02_traversal"
+SHOWN = "named-modules-ignores-remove-duplicate"
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    out = tmp_path_factory.mktemp("workbook") / workbook.NAME
+    workbook.write(out, [CHAPTER])
+    return out
+
+
+@pytest.fixture(scope="module")
+def proof(written):
+    return workbook.proofs(written, [CHAPTER], show=SHOWN)[CHAPTER]
+
+
+def book_cells():
+    (chapter,) = mutants.chapters([CHAPTER])
+    return {i: mutants.source(c)
+            for i, c in mutants.export_cells(chapter.notebook).items()}
+
+
+def test_nothing_of_a_solution_is_left_in_the_exercise_cells(written):
+    nb = nbformat.read(written / "book" / f"{CHAPTER}.ipynb", as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    others = "\n".join(c.source for c in nbformat.read(
+        mutants.ROOT / "book" / f"{CHAPTER}.ipynb", as_version=4).cells
+        if "export" not in c.metadata.get("tags", []))
+    left = []
+    for source in book_cells().values():
+        for fn in ast.walk(ast.parse(source)):
+            if isinstance(fn, ast.FunctionDef) and fn.name not in workbook.KEEP:
+                body = fn.body[1:] if ast.get_docstring(fn) else fn.body
+                for node in body:
+                    for line in ast.unparse(node).splitlines():
+                        if len(line.strip()) > 20 and line.strip() in code \
+                                and line.strip() not in others:
+                            left.append(line.strip())
+    assert left == []
+    # signatures and docstrings stay; each stub says what it is
+    assert 'def named_modules(self, memo: set | None = None, prefix: str = "",' in code
+    assert "raise NotImplementedError('named_modules')" in code
+    assert "check('named_modules')" in code
+
+
+def test_every_check_fails_on_the_stubs_and_passes_on_the_book(proof):
+    assert proof["stubs"].keys() == proof["book"].keys()
+    assert len(proof["book"]) > 10
+    assert all(good == 0 and bad > 0 for good, bad in proof["stubs"].values())
+    assert all(good > 0 and bad == 0 for good, bad in proof["book"].values())
+
+
+def test_every_listed_bug_makes_its_check_fail(proof):
+    (chapter,) = mutants.chapters([CHAPTER])
+    assert proof["mutants"].keys() == {m.id for m in chapter.mutants}
+    first_failing = {
+        mutant: next((piece for piece, (_, bad) in counts.items() if bad),
+                     None)
+        for mutant, (start, counts) in proof["mutants"].items()}
+    assert None not in first_failing.values(), first_failing
+    # the check right after the bug's cell, for all but a helper's bug
+    own = [m for m, (start, _) in proof["mutants"].items()
+           if first_failing[m] == start]
+    assert len(own) >= len(first_failing) - 1, first_failing
+
+
+def test_a_reader_sees_what_torch_does_where_their_code_differs(proof):
+    # The reader forgets remove_duplicate in named_modules (the first bug
+    # of the list), and runs the check cell after it.
+    shown = proof["shown"]
+    assert shown.startswith("check('named_modules'): ")
+    assert "  FAILED  named modules remove duplicate false visits every path" \
+        in shown
+    assert "torch.nn gives: ['last', 'again', 'again.left', 'again.right']" \
+        in shown
+    assert "your code:      [" in shown
+    assert "Traceback" not in shown and len(shown.splitlines()) < 25
