@@ -20,6 +20,8 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 
+from site_catalog import N_, _
+
 # tools/export.py decides what a cell defines, for the package and for this
 # index alike. Sphinx runs outside pytest's pythonpath, so tools/ is put on
 # sys.path here, once.
@@ -49,6 +51,13 @@ def definitions(source):
     return found
 
 
+# An index entry's words, in the build's language (site_catalog): "第 7
+# 章" in the Chinese edition's index.
+ENTRIES = {"class": N_("{name}; class{where}"),
+           "function": N_("{name}(); function{where}"),
+           "method": N_("{name}(); {owner} method{where}")}
+
+
 def defined_names(source, chapter=None, on_module=frozenset()):
     """(entry text, name, main) for each class, function and method that
     a cell defines, as two-level index entries: "state_dict(); Module
@@ -58,12 +67,11 @@ def defined_names(source, chapter=None, on_module=frozenset()):
     `main` is "main", or "" for a method of another class that Module
     defines too (a name in `on_module`). What is defined comes from the
     exporter's own `definitions`, so the index and the package agree."""
-    where = f", chapter {chapter}" if chapter else ""
+    where = _(", chapter {chapter}").format(chapter=chapter) if (
+        chapter) else ""
     entries = []
     for kind, name, owner in definitions(source):
-        text = {"class": f"{name}; class{where}",
-                "function": f"{name}(); function{where}",
-                "method": f"{name}(); {owner} method{where}"}[kind]
+        text = _(ENTRIES[kind]).format(name=name, owner=owner, where=where)
         secondary = kind == "method" and owner != "Module" and (
             name in on_module)
         entries.append((text, name, "" if secondary else "main"))

@@ -14,7 +14,8 @@ prose from locale/zh_CN/LC_MESSAGES/book/<page>.po. This extension:
 - refuses a configuration that would make code translatable (code cells and
   outputs are literal blocks: they must stay byte-identical, so
   `gettext_additional_targets` must not name literal or doctest blocks);
-- makes Sphinx's Chinese search linear in the text, and writes again the
+- gives Sphinx's Chinese search the book's terms (a jieba dictionary made
+  from locale/zh_CN/TERMS.md) and makes it linear in the text; writes again the
   pages a change Sphinx does not track left stale;
 - loads translated_messages.py, which translates what Sphinx leaves English
   and records what each page looked up, for the drift check.
@@ -30,6 +31,7 @@ below keeps it so: a myst-nb that lost the fix fails the Chinese build with
 the issue named, instead of the traceback.
 """
 import filecmp
+import re
 from pathlib import Path
 
 from sphinx.errors import ConfigError, ExtensionError
@@ -95,7 +97,48 @@ def _builder_inited(app):
 
 
 # --------------------------------------------------------------------------
-# Chinese search, in linear time
+# Chinese search: the book's terms whole, in linear time
+
+TERMS = Path(__file__).resolve().parent.parent / "locale" / "zh_CN" / "TERMS.md"
+CJK_WORD = re.compile(r"[\u4e00-\u9fff]{2,}")
+
+
+def term_table_words(text):
+    """The Chinese words of TERMS.md's table (its second column), in
+    order: "持久缓冲区 / 非持久缓冲区" gives both; code marks and Latin
+    words ("meta 设备") are left out, and so are single characters (层),
+    which the search never indexes."""
+    words = []
+    for line in text.splitlines():
+        cells = line.strip().strip("|").split("|")
+        if not line.startswith("|") or len(cells) < 2 or (
+                cells[0].strip() == "English"):  # the header
+            continue
+        chinese = re.sub(r"`[^`]*`", " ", cells[1])
+        for word in re.split(r"[/,，、\s]+", chinese):
+            if CJK_WORD.fullmatch(word) and word not in words:
+                words.append(word)
+    return words
+
+
+def _search_dictionary(app, config):
+    """jieba, which splits the Chinese edition's text for its search,
+    cuts a term it does not know into pieces (优化器 -> 优化 + 器), and the
+    search drops one-character pieces: the term could not be found. A
+    user dictionary of TERMS.md's words keeps every one whole; Sphinx
+    hands it to jieba (html_search_options "dict"). The browser splits a
+    query against the index's terms (search_scorer.js)."""
+    if not chinese(config):
+        return
+    dictionary = Path(app.doctreedir) / "jieba-terms.txt"
+    dictionary.parent.mkdir(parents=True, exist_ok=True)
+    dictionary.write_text("".join(
+        f"{word} 100000 n\n"
+        for word in term_table_words(TERMS.read_text(encoding="utf-8"))),
+        encoding="utf-8")
+    config.html_search_options = {**(config.html_search_options or {}),
+                                  "dict": str(dictionary)}
+
 
 def _fast_chinese_search():
     """Sphinx 7.4's Chinese search (sphinx/search/zh.py) keeps every Latin
@@ -133,7 +176,7 @@ def _stale_pages(app, env, added, changed, removed):
     left a warm build (the Chinese edition's, in the tests and `dev.py
     book`) saying "no targets are out of date" and keeping old pages:
     - book_site.po changed (site_catalog's words in every page's header and
-      footer): every page;
+      footer), or TERMS.md (the Chinese search's words): every page;
     - a static file changed (book.css, book.js): the first page, because
       Sphinx copies the static files only when it writes a page."""
     if app.builder.name != "html":
@@ -146,6 +189,8 @@ def _stale_pages(app, env, added, changed, removed):
     catalogs = [Path(app.srcdir, folder, app.config.language or "en",
                      "LC_MESSAGES", "book_site.po")
                 for folder in app.config.locale_dirs]
+    if chinese(app.config):
+        catalogs.append(TERMS)  # the search's words (_search_dictionary)
     if any(po.exists() and po.stat().st_mtime > oldest for po in catalogs):
         return sorted(env.found_docs)
     if changed or added:
@@ -164,6 +209,7 @@ def setup(app):
     app.connect("env-get-outdated", _stale_pages)
     app.add_js_file(None, body=SAME_TAB)
     app.connect("config-inited", _check_config)
+    app.connect("config-inited", _search_dictionary)
     app.connect("builder-inited", _builder_inited, priority=900)
     # After sphinx-book-theme fills header_buttons (priority 501).
     app.connect("html-page-context", _language_switch, priority=502)

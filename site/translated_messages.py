@@ -8,17 +8,24 @@ looked up.
   no entry fails the test by file and string).
 - Exercise subtitles and the captions of the table of contents, which Sphinx
   would leave English, are translated from the page's catalog.
+- A glossary term's index entry, 缓冲区（buffer), becomes one entry per
+  word, so that the search finds the term by its Chinese.
+- Exercise and solution titles read in Chinese order, with full-width
+  brackets: 练习 5.1（…）, 练习 5.1 解答（…）.
 - Translated nodes forget the small document they were parsed in (a
   pickled Chinese page carried the whole environment).
 """
 import json
 import os
+import re
 from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.nodes import extract_messages
+from sphinx.writers.html5 import HTML5Translator
 
 from languages import chinese
 
@@ -199,6 +206,84 @@ class TocCaptions(SphinxTransform):
                 tree["caption"] = msgstr
 
 
+class GlossaryIndexWords(SphinxTransform):
+    """A glossary term's index entry, as each of its two words.
+
+    The Chinese glossary writes a term with its English, 缓冲区（buffer),
+    and its index entry is that whole: the search matches an entry only
+    when the query is at least half of it, so 缓冲区 never found the
+    glossary, as `buffer` does in the English edition. The entry becomes
+    two, 缓冲区 and buffer, both to the term. Runs after the Locale
+    transform (20), which made the Chinese entry."""
+
+    default_priority = 21
+
+    def apply(self, **kwargs):
+        if not chinese(self.config):
+            return
+        for term in self.document.findall(nodes.term):
+            for index in term.findall(addnodes.index):
+                entries = []
+                for kind, text, target, main, key in index["entries"]:
+                    both = re.fullmatch(r"(.+?)\s*（([^（）]+)）", text)
+                    words = both.groups() if kind == "single" and both else (
+                        text,)
+                    entries += [(kind, word, target, main, key)
+                                for word in words]
+                index["entries"] = entries
+
+
+class ChineseExerciseTitles(SphinxPostTransform):
+    """Exercise and solution titles in Chinese order, with full-width
+    brackets: 练习 5.1（只触发一次的钩子）and 练习 5.1 解答（…）, where
+    sphinx-exercise writes 练习 5.1 (…) and 解答 练习 5.1 (…). Runs after
+    sphinx-exercise made the titles (its post-transforms, 20 and 21)."""
+
+    default_priority = 22
+
+    def run(self, **kwargs):
+        if not chinese(self.config):
+            return
+        for node in self.document.findall(nodes.Admonition):
+            kind = type(node).__name__
+            title = node.children[0] if node.children else None
+            if not isinstance(title, nodes.title) or kind not in (
+                    "exercise_enumerable_node", "solution_node"):
+                continue
+            if kind == "solution_node" and len(title.children) == 2:
+                label, link = title.children  # "解答", " 练习 5.1 (…)"
+                number = link.children[0]
+                link.replace(number, nodes.Text(
+                    f"{number.astext().strip()} {label.astext()}"))
+                title.remove(label)
+                node["title"] = link.children[0].astext()
+                title = link
+            # the subtitle's own nodes are between " (" and ")"
+            texts = [t for t in title.children if isinstance(t, nodes.Text)]
+            opening = [t for t in texts if t.astext() == " ("]
+            if opening and texts[-1].astext() == ")":
+                title.replace(opening[0], nodes.Text("（"))
+                title.replace(texts[-1], nodes.Text("）"))
+
+
+class ChineseCaptionNumbers(HTML5Translator):
+    """The HTML writer ends an exercise's number with a space (练习 5.1 ):
+    in the Chinese edition the full-width bracket follows it directly.
+    pydata-sphinx-theme adds its own behaviour on top of this class."""
+
+    def add_fignumber(self, node):
+        super().add_fignumber(node)
+        if (type(node).__name__ == "exercise_enumerable_node"
+                and self.body[-1] == "</span>"
+                and self.body[-2].endswith(" ")):
+            self.body[-2] = self.body[-2][:-1]
+
+
+def _chinese_translator(app, config):
+    if chinese(config):
+        app.set_translator("html", ChineseCaptionNumbers, override=True)
+
+
 def _extract_subtitles(app, doctree, docname):
     """gettext: add the exercise subtitles to the page's catalog."""
     if app.builder.name != "gettext":
@@ -244,6 +329,9 @@ def setup(app):
     app.add_transform(ExerciseTitles)
     app.add_transform(RecordMessages)
     app.add_transform(TocCaptions)
+    app.add_transform(GlossaryIndexWords)
+    app.add_post_transform(ChineseExerciseTitles)
+    app.connect("config-inited", _chinese_translator)
     app.add_transform(ForgetTranslationDocuments)
     app.connect("doctree-resolved", _extract_subtitles)
     app.connect("builder-inited", _init_env)
@@ -254,4 +342,4 @@ def setup(app):
     app.connect("build-finished", _build_finished)
     # env_version: bump it when what the reading records changes.
     return {"parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 7}
+            "env_version": 8}

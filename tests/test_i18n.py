@@ -42,7 +42,8 @@ def test_there_is_a_catalog_for_every_page():
     pages = {toc["root"]} | {c["file"] for part in toc["parts"]
                              for c in part["chapters"]}
     assert {page_of(po) for po in PAGE_CATALOGS} == pages
-    assert set(CATALOGS) == {*PAGE_CATALOGS, i18n.SITE_CATALOG}
+    assert set(CATALOGS) == {*PAGE_CATALOGS, i18n.SITE_CATALOG,
+                             i18n.THEME_CATALOG}
 
 
 # --------------------------------------------------------------------------

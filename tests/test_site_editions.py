@@ -161,15 +161,26 @@ SOLUTION_TITLE = re.compile(r'<div class="solution dropdown admonition"[^>]*>'
                             r"(.*?)</a></p>", re.S)
 
 
+def exercise_titles(page):
+    """{label: the title an exercise of a built page shows}."""
+    return {label: " ".join(text_of(title).split())
+            for label, title in EXERCISE_TITLE.findall(page)}
+
+
+def solution_title(exercise):
+    """What a solution's title ends with: its exercise's title, "Exercise
+    1.1 (...)", and in Chinese order "练习 1.1 解答（...）"."""
+    return re.sub(r"^(练习 [\d.]+)（", r"\1 解答（", exercise)
+
+
 def solutions_misnaming_their_exercise(page):
-    """The solution titles of a built page ("解答 练习 1.1 (...)") that do
+    """The solution titles of a built page ("练习 1.1 解答（...）") that do
     not end with the title of their exercise, as the exercise shows it."""
-    exercises = {label: " ".join(text_of(title).split())
-                 for label, title in EXERCISE_TITLE.findall(page)}
+    exercises = exercise_titles(page)
     return [(label, " ".join(text_of(title).split()), exercises.get(label))
             for label, title in SOLUTION_TITLE.findall(page)
             if not " ".join(text_of(title).split()).endswith(
-                exercises.get(label) or "(no exercise)")]
+                solution_title(exercises.get(label) or "(no exercise)"))]
 
 
 
@@ -179,11 +190,16 @@ def test_solution_titles_name_their_exercise_in_the_edition_language(
     """sphinx-exercise titles a solution from its exercise: the exercise's
     subtitle, translated in the Chinese edition (languages.ExerciseTitles),
     is in it."""
-    found, wrong = 0, []
+    found, wrong, unchinese = 0, [], []
     for docname in CHAPTERS:
         page = (EDITIONS[edition] / f"{docname}.html").read_text(
             encoding="utf-8")
         found += len(SOLUTION_TITLE.findall(page))
         wrong += solutions_misnaming_their_exercise(page)
+        # Chinese order, full-width brackets, no space before them
+        unchinese += [title for title in exercise_titles(page).values()
+                      if edition == "zh" and not re.fullmatch(
+                          r"练习 \d+\.\d+（.+）", title)]
     assert found >= len(CHAPTERS), found
     assert not wrong, wrong[:5]
+    assert not unchinese, unchinese[:5]

@@ -23,7 +23,8 @@ import book_pdf
 import book_zip
 from checks import (ANSWERED, CHAPTERS, EDITIONS, PAGES, ROOT,
                     alt_is_a_description, chapter_list_missing, code_problems,
-                    contents_drawer_after_a_tap, expected_title, figures,
+                    contents_drawer_after_a_tap, english_chrome,
+                    expected_title, figures,
                     figures_not_opening, figures_shrunk, inspect, js,
                     missing_links, new_context, normalise, outputs_too_wide,
                     page_id, page_width, solution_after_tapping_its_title,
@@ -85,6 +86,8 @@ def walk(browser, base, edition, screen):
             page.goto(url, wait_until="load")
         info = inspect(page, phone=viewport["width"] if phone else None)
         info["figures"] = figures(page)
+        if edition == "zh" and not phone:
+            info["english"] = page.evaluate(js("english"))
         if os.environ.get("BOOK_SCREENSHOTS") == "1":
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(type="jpeg", quality=80, path=str(
@@ -109,6 +112,8 @@ def walk(browser, base, edition, screen):
     else:
         page.goto(urljoin(base, "genindex.html"), wait_until="load")
         seen["genindex"] = page_width(page, PHONE["width"]), recorder.take()
+        if edition == "zh":
+            seen["genindex_english"] = page.evaluate(js("english"))
     context.close()
     return seen
 
@@ -358,8 +363,9 @@ def test_solutions_are_labelled_linked_and_hidden_until_asked(
     assert len(info["solutions"]) == len(numbers)
     for solution in info["solutions"]:
         assert solution["href"] in numbers, solution
-        # "Solution to Exercise 2.1 (...)", "解答 练习 2.1 (...)"
-        assert f"{numbers[solution['href']]} (" in solution["title"], (
+        # "Solution to Exercise 2.1 (...)", "练习 2.1 解答（...）"
+        label = {"en": " (", "zh": " 解答（"}[edition]
+        assert f"{numbers[solution['href']]}{label}" in solution["title"], (
             solution)
         assert solution["dropdown"] and not solution["shown"], solution
 
@@ -459,6 +465,19 @@ def glossary_terms():
     return [line.strip() for line in block.splitlines()
             if line.strip() and not line[0].isspace()
             and not line.startswith(":")]
+
+
+@pytest.mark.parametrize("docname", PAGES, ids=page_id)
+def test_chinese_page_shows_no_english_but_code_and_names(visits, docname):
+    # the theme's and the extensions' words (tooltips, menus, footer,
+    # search box, exercise labels) come in Chinese (issue 39, section 3)
+    found = english_chrome(shown(visits, "zh", docname, "wide")["english"])
+    assert not found, found
+
+
+def test_chinese_index_shows_no_english_but_names(visits):
+    found = english_chrome(visits("zh", "phone")["genindex_english"])
+    assert not found, found
 
 
 @pytest.mark.parametrize("edition", EDITIONS)

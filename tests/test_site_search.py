@@ -9,8 +9,9 @@ import nbformat
 import pytest
 
 import book_search
-from checks import (ANSWERED, CHAPTERS, EDITIONS, new_context, page_id,
-                    search_results, source_of)
+import languages
+from checks import (ANSWERED, CHAPTERS, EDITIONS, PAGES, new_context,
+                    page_id, search_results, source_of, translations)
 
 WIDE = {"width": 1400, "height": 1000}
 
@@ -63,6 +64,21 @@ def test_every_name_of_mininn_is_searched_for():
     assert set(BOOK_METHODS) <= set(on_module)
 
 
+# Chinese typed as a reader types it, without spaces, and where the search
+# must lead first: a glossary term to its definition (the glossary's index
+# entry), a phrase to the chapter whose headings hold its words.
+CHINESE_PHRASES = {
+    "注册缓冲区": "book/01_registration",        # register a buffer
+    "前向钩子": "book/05_hooks",                 # forward hook
+    "随机种子": "book/09_capstone",              # random seed
+    "训练模式": "book/glossary#term-training-mode",
+    "持久缓冲区": "book/glossary#term-persistent-buffer",
+    "全局钩子": "book/glossary#term-global-hook",
+    "导出单元格": "book/glossary#term-export-cell",
+    "锁页内存": "book/glossary#term-pinned-memory",
+}
+
+
 @pytest.fixture(scope="module", params=EDITIONS)
 def searched(request, browser, site):
     """(edition, {query: the first results, as the search page ranks
@@ -70,7 +86,9 @@ def searched(request, browser, site):
     edition = request.param
     context, page, recorder = new_context(browser, site[edition], ANSWERED,
                                           viewport=WIDE)
-    found = search_results(page, site[edition], sorted(definitions()))
+    queries = sorted(definitions()) + (
+        list(CHINESE_PHRASES) if edition == "zh" else [])
+    found = search_results(page, site[edition], queries)
     problems = recorder.take()
     context.close()
     return edition, found, problems
@@ -100,8 +118,11 @@ def test_search_finds_the_chapter_about_what_is_searched(searched):
     assert found["register_forward_hook"][0].startswith("book/05_hooks#")
 
 
-INDEX_ENTRY = re.compile(
-    r"(class|function|[A-Za-z_][A-Za-z0-9_]* method), chapter \d+")
+INDEX_ENTRY = {  # the second level of an entry, in the edition's language
+    "en": re.compile(
+        r"(class|function|[A-Za-z_][A-Za-z0-9_]* method), chapter \d+"),
+    "zh": re.compile(r"(类|函数|[A-Za-z_][A-Za-z0-9_]* 的方法)，第 \d+ 章")}
+MODULE_METHOD = {"en": "Module method", "zh": "Module 的方法"}
 
 
 @pytest.mark.site
@@ -120,25 +141,74 @@ def test_index_entries_say_what_and_where_for_every_name(site, edition):
     missing = set(definitions()) - set(entries)
     assert not missing, sorted(missing)
     bad = [text for found in entries.values() for _, text in found
-           if not INDEX_ENTRY.fullmatch(text)]
+           if not INDEX_ENTRY[edition].fullmatch(text)]
     assert not bad, bad[:10]
     # The main (bold) entry of a name Module defines is Module's alone:
     # ParameterList.__call__ is there, after it.
     _, on_module = defining_chapters()
     wrong = {name: found for name, found in entries.items()
              if any(bold != (name not in on_module
-                             or text.startswith("Module method"))
+                             or text.startswith(MODULE_METHOD[edition]))
                     for bold, text in found)}
     assert not wrong, wrong
+
+
+def chinese_index():
+    text = (EDITIONS["zh"] / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1:text.rindex(")")])
 
 
 @pytest.mark.site
 def test_chinese_search_indexes_chinese_words(site):
     """html_search_language "zh" (jieba): the glossary's Chinese words are
     search terms that lead to the glossary."""
-    text = (EDITIONS["zh"] / "searchindex.js").read_text(encoding="utf-8")
-    index = json.loads(text[text.index("(") + 1:text.rindex(")")])
+    index = chinese_index()
     glossary = index["docnames"].index("book/glossary")
     hits = index["terms"].get("缓冲区")
     assert hits is not None, "缓冲区 is not a search term"
     assert glossary in (hits if isinstance(hits, list) else [hits])
+
+
+@pytest.mark.site
+def test_every_term_of_the_term_table_is_a_search_word(site):
+    """jieba cut a word it did not know into pieces, and the search drops
+    one-character pieces (优化器 -> 优化 + 器): the word could never be
+    found. Every word of TERMS.md that the Chinese text uses is whole in
+    the index (languages.py's user dictionary)."""
+    index = chinese_index()
+    text = "".join(message for docname in PAGES
+                   for message in translations(docname).values())
+    words = languages.term_table_words(languages.TERMS.read_text(
+        encoding="utf-8"))
+    used = [word for word in words if word in text]
+    assert len(used) >= 100, used
+    missing = [word for word in used if word not in index["terms"]
+               and word not in index["titleterms"]]
+    assert not missing, f"{len(missing)} of {len(used)}: {missing}"
+
+
+def test_the_term_table_gives_its_chinese_words():
+    table = ("| English | 中文 | note |\n|---|---|---|\n"
+             "| buffer | 缓冲区 | |\n"
+             "| persistent / non-persistent buffer | 持久缓冲区 / 非持久缓冲区 | |\n"
+             "| meta device | meta 设备 | `meta` |\n"
+             "| layer | 层 | 线性层 |\n"
+             "| tie | 绑定, 绑定的权重 | |\n")
+    assert languages.term_table_words(table) == [
+        "缓冲区", "持久缓冲区", "非持久缓冲区", "设备", "绑定", "绑定的权重"]
+
+
+@pytest.mark.site
+def test_chinese_phrases_typed_without_spaces_find_their_place_first(
+        searched):
+    """The browser cuts a Chinese query into the index's words
+    (search_scorer.js's splitQuery): 注册缓冲区 is 注册 + 缓冲区."""
+    edition, found, _ = searched
+    if edition != "zh":
+        pytest.skip("Chinese queries")
+    wrong = {query: found[query][:3] for query, place in
+             CHINESE_PHRASES.items()
+             if not found[query] or not (found[query][0] == place or (
+                 "#" not in place
+                 and found[query][0].partition("#")[0] == place))}
+    assert not wrong, wrong

@@ -41,6 +41,10 @@ CATALOGS = LOCALE / LANGUAGE / "LC_MESSAGES"
 PAGE_CATALOGS = CATALOGS / "book"
 SITE_SOURCES = sorted((ROOT / "site").glob("*.py"))
 SITE_CATALOG = CATALOGS / "book_site.po"
+# The Chinese of what Sphinx and the themes write (their domain "sphinx")
+# and their zh_CN catalogs leave English; written by hand, read by Sphinx
+# from locale_dirs before its own.
+THEME_CATALOG = CATALOGS / "sphinx.po"
 # What the Chinese build sets on top of _config.yml (the English build
 # leaves `language` at its default, "en").
 ZH_OVERRIDES = {
@@ -53,6 +57,14 @@ ZH_OVERRIDES = {
     # myst-nb's button on folded cells (the book folds only sources).
     "nb_code_prompt_show": "显示代码",
     "nb_code_prompt_hide": "隐藏代码",
+    # The theme's search box, and sphinx-togglebutton's hint on a folded
+    # solution (printed when a page is printed).
+    "html_theme_options": {"search_bar_text": "搜索本书……"},
+    "togglebutton_hint": "点击显示",
+    "togglebutton_hint_hide": "点击隐藏",
+    # The sidebar buttons, their tooltips through THEME_CATALOG (the
+    # theme writes them in English, not through its catalog).
+    "templates_path": ["site/templates"],
 }
 
 

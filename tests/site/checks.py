@@ -385,3 +385,60 @@ def table_identifiers_that_break_mid_word(chrome):
     return [c["text"] for c in chrome["tableCode"]
             if c["wrap"] != "normal"
             or c["breaks"] < len(BREAK_AFTER.findall(c["text"]))]
+
+
+# --------------------------------------------------------------------------
+# The Chinese edition's words: no English but code, outputs and names.
+
+LATIN_WORD = re.compile(r"_*[A-Za-z][A-Za-z0-9_]*")
+# in a catalog: a role, {term}`钩子 <hook>`, whose text the page shows;
+# a code span, which the page shows as code
+ROLE = re.compile(r"\{[a-z]+\}`([^`]*)`")
+CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+
+
+@cache
+def chinese_edition_words():
+    """The Latin words that the Chinese edition's own text holds outside
+    its code marks: the names the translators kept (PyTorch, GPU, CUDA, the
+    English after a term, 缓冲区（buffer）), in every catalog (a page shows
+    the other pages' titles in its sidebar), the pages' titles, code and
+    all, and the names of mininn's index entries. Any other Latin word on a Chinese page is the chrome of
+    a theme or an extension left in English."""
+    words = set()
+    for po in i18n.CATALOGS.rglob("*.po"):
+        with po.open("rb") as handle:
+            for message in read_po(handle):
+                if message.id and message.string:
+                    words.update(LATIN_WORD.findall(CODE_SPAN.sub(
+                        " ", ROLE.sub(r" \1 ", message.string))))
+    # a page's title, code and all, as the print-only heading and links
+    # show it: as text
+    for docname in PAGES:
+        words.update(LATIN_WORD.findall(expected_title(docname, "zh")))
+    import book_search
+
+    for docname in CHAPTERS:
+        for cell in nbformat.read(source_of(docname), as_version=4).cells:
+            if "export" in cell.metadata.get("tags", []):
+                words.update(name for _, name, owner in
+                             book_search.definitions(cell.source))
+                words.update(owner for _, _, owner in
+                             book_search.definitions(cell.source) if owner)
+    return frozenset(words)
+
+
+def english_chrome(texts):
+    """The texts of a Chinese page (js/english.js: its words outside code,
+    outputs and math, its tooltips and placeholders) with an English word
+    that its catalogs do not hold (chinese_edition_words); one-letter words
+    (the index's letters, x, n) pass."""
+    allowed = chinese_edition_words()
+    problems = []
+    for text in texts:
+        words = [w for w in LATIN_WORD.findall(text)
+                 if len(w) > 1 and w not in allowed]
+        if words:
+            problems.append(f"{', '.join(dict.fromkeys(words))} in "
+                            f"{short(text, 70)!r}")
+    return problems
