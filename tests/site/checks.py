@@ -403,8 +403,9 @@ def chinese_edition_words():
     its code marks: the names the translators kept (PyTorch, GPU, CUDA, the
     English after a term, 缓冲区（buffer）), in every catalog (a page shows
     the other pages' titles in its sidebar), the pages' titles, code and
-    all, and the names of mininn's index entries. Any other Latin word on a Chinese page is the chrome of
-    a theme or an extension left in English."""
+    all, and the names of mininn's index entries. Any other Latin word on
+    a Chinese page is the chrome of a theme or an extension left in
+    English."""
     words = set()
     for po in i18n.CATALOGS.rglob("*.po"):
         with po.open("rb") as handle:
