@@ -3,14 +3,25 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import ast
+import base64
 import builtins
+import io
+import json
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
 
+import matplotlib.pyplot as plt
 import pytest
 import torch
+from matplotlib import font_manager
 
+import figures  # site/figures.py
+import helpers
 from helpers import (
-    compare_errors, copy_weights, draw_module_tree, error_of, inch_axes,
-    rounded, same_tensors, table,
+    compare_errors, copy_weights, draw_module_tree, error_of, figure_text,
+    inch_axes, rounded, same_tensors, table,
 )
 
 
@@ -195,3 +206,107 @@ def test_set_first_weight_writes_in_place():
     assert all(layer.weight is w for layer, w in zip(layers, weights))
     assert [w.detach().view(-1)[0].item() for w in weights] == [7.0, 7.0]
     assert all(w.requires_grad and w.grad_fn is None for w in weights)
+
+
+# --------------------------------------------------------------------------
+# Figures in the reader's language (helpers.figure_text, site/figures.py)
+
+BOOK = Path(helpers.__file__).parent
+CHAPTERS = sorted(BOOK.glob("[0-9][0-9]_*.ipynb"))
+CHINESE = helpers.LABELS["zh_CN"]
+
+
+def test_figure_text_is_the_english_in_the_english_edition(monkeypatch):
+    monkeypatch.setattr(helpers, "LANGUAGE", "en")
+    assert figure_text("yes") == "yes"
+    assert figure_text("a word nobody translated") == "a word nobody translated"
+
+
+def test_figure_text_refuses_a_word_the_chinese_table_lacks(monkeypatch):
+    # a word left out is an error when the Chinese figures are drawn,
+    # never an English word in a Chinese figure
+    monkeypatch.setattr(helpers, "LANGUAGE", "zh_CN")
+    assert figure_text("yes") == "是"  # ch1's prose: follow the first “是”
+    with pytest.raises(KeyError):
+        figure_text("a word nobody translated")
+
+
+def words_given_to_figure_text(source):
+    """The literal strings `source` (Python) passes to figure_text()."""
+    return [node.args[0].value for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and getattr(
+                node.func, "attr", getattr(node.func, "id", None))
+            == "figure_text" and isinstance(node.args[0], ast.Constant)]
+
+
+def test_every_word_the_figure_cells_name_is_in_the_chinese_table():
+    named = words_given_to_figure_text((BOOK / "helpers.py").read_text())
+    for path in CHAPTERS:
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] == "code":
+                named += words_given_to_figure_text("".join(cell["source"]))
+    assert len(named) > 30
+    missing = sorted(set(named) - set(CHINESE))
+    assert not missing, missing
+
+
+def test_every_chinese_word_has_its_glyphs_in_the_figure_font():
+    # what helpers.py sets for the Chinese figures; a glyph that no family
+    # has is drawn as an empty box, and matplotlib only warns
+    family = ["DejaVu Sans", "WenQuanYi Micro Hei"]
+    try:
+        font_manager.findfont(family[1], fallback_to_default=False)
+    except ValueError:
+        pytest.skip("no WenQuanYi Micro Hei (.ci/install-browser installs it)")
+    with plt.rc_context({"font.family": family}), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = plt.figure(figsize=(8, 40))
+        for i, text in enumerate(sorted(set(CHINESE.values()))):
+            fig.text(0, i / len(CHINESE), text, fontsize=8)
+        fig.savefig(io.BytesIO(), format="png")
+        plt.close(fig)
+
+
+def test_every_figure_has_a_current_chinese_drawing():
+    # made by `.venv/bin/python site/figures.py`: one PNG per figure the chapters
+    # store, drawn from today's cell and helpers.py, and not the English
+    manifest = json.loads(figures.MANIFEST.read_text())
+    stale = []
+    for path in CHAPTERS:
+        notebook = json.loads(path.read_text())
+        for cell_id, cell in figures.figure_cells(notebook).items():
+            png = figures.FIGURES / path.stem / f"{cell_id}.png"
+            drawn = manifest.get(path.stem, {}).get(cell_id)
+            english = [base64.b64decode(out["data"]["image/png"])
+                       for out in cell["outputs"]
+                       if "image/png" in out.get("data", {})]
+            if not png.exists() or drawn != figures.drawn_from(
+                    "".join(cell["source"])):
+                stale.append(f"{path.name} cell {cell_id}")
+            elif png.read_bytes() in english:
+                stale.append(f"{path.name} cell {cell_id}: the English one")
+    assert not stale, ("run .venv/bin/python site/figures.py on these chapters: "
+                       f"{stale}")
+
+
+def test_the_chinese_build_reads_each_notebook_with_its_chinese_figures():
+    path = BOOK / "01_registration.ipynb"
+    source = [path.read_text()]
+    noted = []
+    app = SimpleNamespace(
+        config=SimpleNamespace(language="zh_CN"),
+        env=SimpleNamespace(doc2path=lambda docname: str(path),
+                            note_dependency=noted.append))
+    figures._chinese_figures(app, "book/01_registration", source)
+    read = figures.figure_cells(json.loads(source[0]))
+    stored = figures.figure_cells(json.loads(path.read_text()))
+    assert read.keys() == stored.keys() and len(noted) == len(stored)
+    for cell_id, cell in read.items():
+        png = (figures.FIGURES / path.stem / f"{cell_id}.png").read_bytes()
+        assert cell["outputs"][0]["data"]["image/png"] == (
+            base64.b64encode(png).decode())
+    # the English build reads the notebook as it is
+    english = [path.read_text()]
+    app.config.language = None
+    figures._chinese_figures(app, "book/01_registration", english)
+    assert english == [path.read_text()]
