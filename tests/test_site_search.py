@@ -89,6 +89,18 @@ def searched(request, browser, site):
     queries = sorted(definitions()) + (
         list(CHINESE_PHRASES) if edition == "zh" else [])
     found = search_results(page, site[edition], queries)
+    # The text a result quotes from a page, and what the page shows
+    # first and last: its title, its last paragraph, its note on the zip.
+    found["(snippet)"] = page.evaluate("""async (url) => {
+      const html = await (await fetch(url)).text();
+      const shown = new DOMParser().parseFromString(html, "text/html");
+      const text = (e) => e ? e.textContent.replace("#", "").trim() : null;
+      const paragraphs = shown.querySelectorAll("article.bd-article p");
+      return {text: Search.htmlToText(html, "").trim(),
+              title: text(shown.querySelector("article.bd-article h1")),
+              last: text(paragraphs[paragraphs.length - 1]),
+              note: text(shown.querySelector("p.book-downloads"))};
+    }""", site[edition] + "book/06_apply.html")
     problems = recorder.take()
     context.close()
     return edition, found, problems
@@ -116,6 +128,18 @@ def test_search_finds_the_chapter_about_what_is_searched(searched):
     _, found, _ = searched
     assert found["state_dict"][0].startswith("book/07_state_dict#")
     assert found["register_forward_hook"][0].startswith("book/05_hooks#")
+
+
+@pytest.mark.site
+def test_search_quotes_the_prose_not_the_page_chrome(searched):
+    # the header's buttons (".zip .pdf 中文 Light Dark System Settings"),
+    # the note under the title, the contents list, previous/next: none
+    _, found, _ = searched
+    snippet = found["(snippet)"]
+    assert snippet["title"] and snippet["note"] and snippet["last"]
+    assert snippet["text"].startswith(snippet["title"]), snippet["text"][:200]
+    assert snippet["text"].endswith(snippet["last"]), snippet["text"][-200:]
+    assert snippet["note"] not in snippet["text"]
 
 
 INDEX_ENTRY = {  # the second level of an entry, in the edition's language

@@ -403,7 +403,8 @@ def chinese_edition_words():
     its code marks: the names the translators kept (PyTorch, GPU, CUDA, the
     English after a term, 缓冲区（buffer）), in every catalog (a page shows
     the other pages' titles in its sidebar), the pages' titles, code and
-    all, and the names of mininn's index entries. Any other Latin word on
+    all, the names of mininn's index entries and the chapters' run record
+    (reports/execution.json). Any other Latin word on
     a Chinese page is the chrome of a theme or an extension left in
     English."""
     words = set()
@@ -413,6 +414,10 @@ def chinese_edition_words():
                 if message.id and message.string:
                     words.update(LATIN_WORD.findall(CODE_SPAN.sub(
                         " ", ROLE.sub(r" \1 ", message.string))))
+    # the machine a chapter last ran on, as the run record says it
+    # (reports/execution.json, shown on the GPU runs page): an output
+    words.update(LATIN_WORD.findall(
+        (ROOT / "reports" / "execution.json").read_text(encoding="utf-8")))
     # a page's title, code and all, as the print-only heading and links
     # show it: as text
     for docname in PAGES:
