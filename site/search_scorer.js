@@ -2,16 +2,27 @@
 // (html_search_scorer: Sphinx puts this file into language_data.js, which
 // every page loads after searchtools.js). Three of them:
 
-// 1. Sphinx's default scores, and one rule added: a result that is the
+// 1. Sphinx's default scores, and two rules added. A result that is the
 // cell defining a name (an index entry made by book_search.py; its anchor
 // starts "#mininn-") comes before every other result, in its own order.
 // (A secondary entry, another class's method of a name Module defines,
 // such as ParameterList's __call__, is listed after all of them by Sphinx.)
+// And a page found by a query of several Chinese words gains a point for
+// each word its headings hold: Sphinx scores a page by its best word
+// alone, so for 注册缓冲区 every page with 缓冲区 in a heading tied with
+// chapter 1, whose headings hold both words.
 var Scorer = {
   score: (result) => {
     const [docname, title, anchor, descr, score, filename] = result;
-    return anchor.startsWith("#mininn-") ? score + 1000 : score;
+    if (anchor.startsWith("#mininn-")) return score + 1000;
+    const words = Scorer.chineseWords;
+    if (anchor !== "" || descr !== null || words.length < 2) return score;
+    const page = Search._index.docnames.indexOf(docname);
+    const inHeadings = words.filter((word) =>
+      [].concat(Search._index.titleterms[word] ?? []).includes(page));
+    return score + inHeadings.length;
   },
+  chineseWords: [],  // the query's, set by splitQuery
   objNameMatch: 11,
   objPartialMatch: 6,
   objPrio: {0: 15, 1: 5, 2: -5},
@@ -60,6 +71,7 @@ var splitQuery = (query) => {
       if (unknown.length > 1) words.push(unknown);
     }
   }
+  Scorer.chineseWords = words.filter((word) => /\p{Script=Han}/u.test(word));
   return words;
 };
 

@@ -69,7 +69,10 @@ def test_every_name_of_mininn_is_searched_for():
 # entry), a phrase to the chapter whose headings hold its words.
 CHINESE_PHRASES = {
     "注册缓冲区": "book/01_registration",        # register a buffer
+    "遍历子模块": "book/02_traversal",           # walk the submodules
     "前向钩子": "book/05_hooks",                 # forward hook
+    "反向钩子梯度": "book/05_hooks",             # backward hook, gradient
+    "移动模型": "book/06_apply",                 # move a model
     "随机种子": "book/09_capstone",              # random seed
     "训练模式": "book/glossary#term-training-mode",
     "持久缓冲区": "book/glossary#term-persistent-buffer",
