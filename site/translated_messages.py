@@ -280,8 +280,9 @@ class ChineseCaptionNumbers(HTML5Translator):
 
 
 def _chinese_translator(app, config):
-    if chinese(config):
-        app.set_translator("html", ChineseCaptionNumbers, override=True)
+    if chinese(config):  # the site, and the whole-book page of the PDF
+        for builder in ("html", "singlehtml"):
+            app.set_translator(builder, ChineseCaptionNumbers, override=True)
 
 
 def _extract_subtitles(app, doctree, docname):

@@ -203,3 +203,12 @@ def test_solution_titles_name_their_exercise_in_the_edition_language(
     assert found >= len(CHAPTERS), found
     assert not wrong, wrong[:5]
     assert not unchinese, unchinese[:5]
+
+
+@pytest.mark.site
+def test_chinese_author_line_has_no_space_after_its_colon(site):
+    # site/templates/author.html: "作者：《…》的作者们", not "作者： 《…"
+    page = (EDITIONS["zh"] / "book" / "intro.html").read_text(encoding="utf-8")
+    author = " ".join(re.search(r'<p class="component-author">(.*?)</p>',
+                                page, re.S).group(1).split())
+    assert author.startswith("作者：《"), author
