@@ -62,8 +62,9 @@ ZH_OVERRIDES = {
     "html_theme_options": {"search_bar_text": "搜索本书……"},
     "togglebutton_hint": "点击显示",
     "togglebutton_hint_hide": "点击隐藏",
-    # The sidebar buttons, their tooltips through THEME_CATALOG (the
-    # theme writes them in English, not through its catalog).
+    # Theme templates redone for Chinese (site/templates): the sidebar
+    # buttons' tooltips go through THEME_CATALOG (the theme writes them in
+    # English), the author line has no space after its "：".
     "templates_path": ["site/templates"],
 }
 
