@@ -21,6 +21,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # A new slow file goes here.
 LONGEST_FIRST = {
     "tests/test_site_pages.py": 230,  # builds both editions first
+    "tests/test_workbook.py": 18,  # runs chapter 2's checks ~40 times
     "book/06_apply.ipynb": 14, "book/10_performance.ipynb": 14,
     "book/08_checkpoints.ipynb": 12, "book/05_hooks.ipynb": 11,
     "book/09_capstone.ipynb": 10, "tests/test_properties.py": 10,

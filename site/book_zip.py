@@ -461,12 +461,17 @@ def translated(path, messages):
 # in _build/workbook/ under a hash of what it is made of.
 
 def workbook_sources(root):
+    """What the workbook is made of: the chapters with a list of bugs in
+    tools/mutants/, the test files those lists name, and the package."""
+    import tomllib
+
+    lists = sorted((root / "tools" / "mutants").glob("*.toml"))
+    tests = {root / t for path in lists
+             for t in tomllib.loads(path.read_text())["tests"]}
     return sorted([root / "tools" / "workbook.py", root / "book" / "helpers.py",
                    root / "requirements.txt", root / "tests" / "support.py",
-                   *(root / "tools" / "mutants").glob("*.toml"),
-                   *(root / "book").glob("0[1-8]_*.ipynb"),
-                   *(root / "book" / "mininn").glob("*.py"),
-                   *(root / "tests").glob("test_*.py")])
+                   *lists, *tests, *(root / "book" / "mininn").glob("*.py"),
+                   *(root / "book" / f"{p.stem}.ipynb" for p in lists)])
 
 
 def write_workbook(app, outdir):

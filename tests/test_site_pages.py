@@ -315,8 +315,8 @@ def test_page_links_the_runnable_zip_the_pdf_and_the_index(
     base = urlparse(site[edition]).path
     info = shown(visits, edition, docname, screen)
     notes = [urlparse(h).path for h in info["notes"]]
-    assert notes == [base + book_zip.ZIP_NAME, base + book_pdf.PDF_NAME,
-                     base + "genindex.html"]
+    assert notes == [base + book_zip.ZIP_NAME, base + book_zip.WORKBOOK_NAME,
+                     base + book_pdf.PDF_NAME, base + "genindex.html"]
     # in the edition's language (book_site.po)
     assert bool(CJK.search(info["noteText"])) == (edition == "zh"), (
         info["noteText"])

@@ -212,12 +212,13 @@ def run_tests(chapter, test_file, tests, namespace, stop_at_first=False):
     settings.load_profile("workbook")
     args = [f"{tests_dir / test_file}::{t}" for t in tests] or [
         str(tests_dir / test_file)]
-    # (unraisableexception and threadexception: a gc.collect() each, 0.4 s)
-    args += ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p",
-             "no:xdist", "-p", "no:unraisableexception", "-p",
-             "no:threadexception", "--noconftest", "--capture=sys",
-             "--tb=no",
-             "--rootdir", str(tests_dir), "-W", "ignore"]
+    # quiet, in a notebook's kernel; unraisableexception and
+    # threadexception run a gc.collect() each (0.4 s a check)
+    args += ["-q", "--tb=no", "--capture=sys", "--noconftest", "-W",
+             "ignore", "--rootdir", str(tests_dir)]
+    for plugin in ("cacheprovider", "randomly", "xdist", "faulthandler",
+                   "unraisableexception", "threadexception"):
+        args += ["-p", f"no:{plugin}"]
     if stop_at_first:
         args.append("-x")
     with _installed(chapter, namespace), \
@@ -415,7 +416,9 @@ def stub(source, hints=()):
             indent = " " * fn.body[0].col_offset
         comments = re.findall(r"#\s*(.+)", "".join(
             lines[start_line - 1:fn.end_lineno]))
-        hint = next((h for find, h in hints if find in text[start:end]),
+        # a bug of tools/mutants/ in this body is a mistake to avoid
+        hint = next((f"a common mistake: {why}" for find, why in hints
+                     if find in text[start:end]),
                     comments[0] if comments else HINT)
         raise_line = (f"# Hint: {hint}\n{indent}"
                       f"raise NotImplementedError({fn.name!r})")
