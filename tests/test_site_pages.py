@@ -31,6 +31,8 @@ from checks import (ANSWERED, CHAPTERS, EDITIONS, PAGES, ROOT,
                     source_of, table_identifiers_that_break_mid_word,
                     translations)
 
+from checks import figures_cut_without_cue
+
 pytestmark = pytest.mark.site
 
 WIDE = {"width": 1400, "height": 1000}     # a desktop: the widest column
@@ -396,6 +398,41 @@ def test_figure_labels_keep_their_size_on_a_phone(visits, edition, docname,
     # as large as on a wide screen), in a box that scrolls sideways.
     shrunk = figures_shrunk(shown(visits, edition, docname, screen)["figures"])
     assert not shrunk, shrunk
+
+
+@pytest.mark.parametrize("edition,docname,screen", cases(CHAPTERS, ["phone"]))
+def test_every_figure_shows_whole_on_a_phone_or_says_it_scrolls(
+        visits, edition, docname, screen):
+    found = shown(visits, edition, docname, screen)["figures"]
+    cut = figures_cut_without_cue(found)
+    assert not cut, cut
+
+
+# the figures whose meaning runs left to right, drawn narrow for a phone
+NARROW = {"book/01_registration": 1, "book/08_checkpoints": 1,
+          "book/10_performance": 1}
+
+
+@pytest.mark.parametrize("edition,docname,screen", cases(CHAPTERS))
+def test_a_phone_shows_the_narrow_drawing_whole_and_a_wide_screen_never(
+        visits, edition, docname, screen):
+    found = shown(visits, edition, docname, screen)["figures"]
+    narrow = [f for f in found if f["narrow"]]
+    assert len(narrow) == (NARROW.get(docname, 0) if screen == "phone"
+                           else 0)
+    assert not [f for f in narrow if f["cue"]]
+    assert not figures_cut_without_cue(narrow)
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_the_chinese_edition_shows_figures_drawn_in_chinese(visits,
+                                                            docname):
+    # myst-nb names an image by its bytes: the same name is the same PNG
+    english, chinese = ({f["src"] for f in shown(visits, edition, docname,
+                                                 "wide")["figures"]}
+                        for edition in ("en", "zh"))
+    assert chinese and len(chinese) == len(english)
+    assert not english & chinese, english & chinese
 
 
 # --------------------------------------------------------------------------

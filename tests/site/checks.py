@@ -347,6 +347,17 @@ def figures_shrunk(found):
             for f in found if f["shown"] < 0.95 * min(f["asked"], 2000)]
 
 
+def figures_cut_without_cue(found):
+    """The figures (figures()) that this screen shows only in part (wider
+    than their box, or past the screen's right edge) without the line
+    under them that says they scroll and open whole when tapped."""
+    return [f"{f['src']}: {f['shown']:.0f} px in a {f['box']} px box, "
+            f"right edge at {f['right']:.0f} of {f['screen']} px, no cue"
+            for f in found if not f["cue"] and (
+                f["box"] is not None and f["shown"] > f["box"] + 1
+                or f["right"] > f["screen"] + 1)]
+
+
 def png_size(path):
     """(width, height) in pixels of the PNG at `path`, from its header."""
     with open(path, "rb") as png:
@@ -362,9 +373,10 @@ def printed_images_not_figures(images, page_html, folder):
     `folder`, the site's output), and the figures it does not hold: on
     paper, a shadow or a gradient that Chromium printed as a picture shows
     up here as an image the size of its box."""
-    # one image per file, however often the page shows it
-    names = set(re.findall(r'<img [^>]*?src="(?:\.\./)*_images/'
-                           r'([^"]+\.png)"', page_html))
+    # one image per file, however often the page shows it; not the
+    # figures drawn narrow for a phone (book.css leaves them off paper)
+    names = set(re.findall(r'<img (?![^>]*phone-figure)[^>]*?src="'
+                           r'(?:\.\./)*_images/([^"]+\.png)"', page_html))
     figures = sorted(png_size(folder / "_images" / name) for name in names)
     printed, drawn = Counter(images), Counter(figures)
     return ([f"an image of {w}x{h} pixels that no figure is"
