@@ -4,11 +4,14 @@ At the end of an HTML build, when a browser is there (book_print), Sphinx's
 own `singlehtml` builder writes every page of the table of contents, in
 order, as one page: a second build with the same configuration and the
 same doctrees (nothing is read or executed again), into
-_build/whole-book/ (the Chinese edition's into _build/whole-book-zh/). Its
-cover and contents come first (add_cover, with whole-book.css: one sheet
-per page of the site). Headless Chromium prints that page once its math is
-typeset, with bookmarks and tags (book_print.print_pdf), to
-rebuilding-nn-module.pdf in the site. Each edition prints its own.
+_build/whole-book/ (the Chinese edition's into _build/whole-book-zh/), made
+a print book on the way (PrintBook, add_cover): a title page, the colophon
+and the contents first; folded plotting code left out; the glossary, then
+an index of definitions, last. Headless Chromium, with Paged.js and
+whole-book.css (running heads, page numbers, the page of each contents and
+index entry), prints that page once its math is typeset, with bookmarks and
+tags (book_print.print_pdf), to rebuilding-nn-module.pdf in the site. Each
+edition prints its own.
 """
 import datetime
 import html
@@ -17,6 +20,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
 from book_print import chinese_font, pdf_possible, print_pdf
@@ -25,7 +31,12 @@ from site_catalog import N_, _
 logger = logging.getLogger(__name__)
 PDF_NAME = "rebuilding-nn-module.pdf"
 WHOLE_BOOK = "whole-book.html"  # in _build/whole-book/, what is printed
+STYLESHEET = "_static/whole-book.css"  # Paged.js's, relative to it
+GLOSSARY = "book/glossary"  # printed last, before the index
+LONG_CELL = 25  # lines: a longer code cell may break across sheets
 
+SUBJECT = N_("torch.nn.Module rebuilt from scratch, every step checked "
+             "against torch")
 LICENCE_TEXT = N_("Text: CC BY-SA 4.0; code: MIT")
 LICENCE_HTML = N_(
     "The text and figures of this book are licensed under the Creative "
@@ -59,7 +70,11 @@ def build_whole_book(app):
            # The page is printed, not searched: the English search's data
            # (loading jieba for the Chinese one took 5-9 s).
            "overrides": {**app.book_pdf_overrides,
-                         "html_search_language": "en"},
+                         "html_search_language": "en",
+                         # on paper: no figure that links to its file, no
+                         # "#" after each heading
+                         "html_scaled_image_link": False,
+                         "html_permalinks": False},
            "warningiserror": app.warningiserror,
            "keep_going": app.keep_going}
     with tempfile.TemporaryDirectory() as folder:
@@ -105,6 +120,101 @@ def links_within_the_page(app, doctree, docname):
             reference["refuri"] = "#" + uri.rpartition("#")[2]
 
 
+class PrintBook(SphinxPostTransform):
+    """The whole book's page as a print book: folded plotting code left out
+    for one line that says where it is; other folded code shown under a
+    neutral label, and cells longer than LONG_CELL lines free to break;
+    the glossary moved to the end; the contents at the front and an index
+    of definitions at the back, each entry with its page (whole-book.css).
+    Before myst-nb folds the cells (199)."""
+
+    default_priority = 198
+    builders = ("singlehtml",)
+
+    def run(self, **kwargs):
+        for cell in list(self.document.findall(nodes.container)):
+            if cell.get("nb_element") != "cell_code":
+                continue
+            source = next(cell.findall(nodes.literal_block), None)
+            if source is not None and source.astext().count("\n") >= (
+                    LONG_CELL):
+                cell["classes"].append("book-long")
+            if cell.get("hide_mode") == "input" and source is not None:
+                del cell["hide_mode"]
+                drawing = any(cell.findall(nodes.image))
+                note = nodes.paragraph("", _(
+                    "Plotting code: in the notebook.") if drawing else _(
+                    "Code folded on the website:"), classes=["book-folded"])
+                if drawing:
+                    cell.replace(cell.children[0], note)
+                else:
+                    cell.insert(0, note)
+        # The site's index is the book's index of definitions; a file
+        # beside the site's pages (a download) is not beside the PDF: its
+        # name stays, as text.
+        for reference in list(self.document.findall(nodes.reference)):
+            uri = reference.get("refuri", "")
+            if uri.startswith("genindex.html"):
+                reference["refuri"] = "#book-index"
+            elif uri and not uri.startswith("#") and ":" not in uri:
+                reference.replace_self(list(reference.children))
+        files = {node["docname"]: node
+                 for node in self.document.findall(addnodes.start_of_file)}
+        if not files:
+            return
+        # The pages after the introduction, out of its section: each a
+        # chapter of its own (h1, a top-level bookmark), not one of its
+        # sections.
+        for pages in dict.fromkeys(node.parent for node in files.values()):
+            pages.parent.remove(pages)
+            self.document.append(pages)
+        if GLOSSARY in files:
+            glossary = files[GLOSSARY]
+            glossary.parent.remove(glossary)
+            list(files.values())[-1].parent.append(glossary)
+            files[GLOSSARY] = files.pop(GLOSSARY)
+        self.document.insert(0, nodes.raw("", self.contents(files),
+                                          format="html"))
+        self.document.append(self.index())
+
+    def contents(self, files):
+        """The contents: the introduction, then each page in print order,
+        numbered as on the site, and the index; its page numbers from
+        whole-book.css."""
+        intro = self.document.next_node(nodes.section)
+        entries = [("#" + intro["ids"][0], _("Introduction"))]
+        for docname, start in files.items():
+            title = next(start.findall(nodes.title)).astext()
+            number = self.env.toc_secnumbers.get(docname, {}).get("")
+            if number:
+                title = ".".join(map(str, number)) + ". " + title
+            entries.append((f"#document-{docname}", title))
+        entries.append(("#book-index", _("Index of definitions")))
+        items = "".join(f'<li><a href="{href}">{html.escape(title)}</a></li>'
+                        for href, title in entries)
+        return (f'<nav class="book-contents"><p class="book-contents-title">'
+                f'{_("Contents")}</p><ul>{items}</ul></nav>')
+
+    def index(self):
+        """The index of definitions: every name genindex lists (the
+        functions, classes and methods the chapters define), what and
+        where it is, and its page."""
+        entries = sorted(
+            (text.partition(";") + (target,))
+            for found in self.env.get_domain("index").entries.values()
+            for _kind, text, target, _main, _key in found)
+        entries.sort(key=lambda e: (e[0].lstrip("_").lower(), e[2]))
+        items = "".join(
+            f'<li><a href="#{target}"><code>{html.escape(name)}</code></a> '
+            f'<span>{html.escape(what.strip())}</span>'
+            f'<a class="book-page" href="#{target}"></a></li>'
+            for name, _sep, what, target in entries)
+        section = nodes.section(ids=["book-index"], classes=["book-index"])
+        section += nodes.title("", _("Index of definitions"))
+        section += nodes.raw("", f"<ul>{items}</ul>", format="html")
+        return section
+
+
 def book_version(root):
     """"Version 1a2b3c4 of 2026-12-02": the commit the book is built from
     and its date ("with local changes" when the book's sources differ from
@@ -128,9 +238,9 @@ def book_version(root):
 
 
 def add_cover(app, pagename, templatename, context, doctree):
-    """The singlehtml page opens with the book's colophon: its authors,
-    version, where the notebooks are, its licences. (sphinx-book-theme
-    prints the title and the contents, numbered and linked, above it.)"""
+    """The singlehtml page opens with the book's title page (its title,
+    subject, authors and version) and its colophon (where the notebooks
+    are, its licences); PrintBook's contents follow."""
     if app.builder.name != "singlehtml" or "body" not in context:
         return
     import book_zip
@@ -146,9 +256,13 @@ def add_cover(app, pagename, templatename, context, doctree):
         "that says how to install and run them.").format(
             zip=book_zip.ZIP_NAME)
     version = html.escape(book_version(Path(app.srcdir)))
-    context["body"] = f"""<section class="book-cover">
+    context["body"] = f"""<section class="book-title-page">
+<p class="book-title">{html.escape(app.config.html_title)}</p>
+<p class="book-subtitle">{html.escape(_(SUBJECT))}</p>
 <p class="book-author">{html.escape(app.config.author)}</p>
 <p class="book-version">{version}</p>
+</section>
+<section class="book-cover">
 <p>{about}</p>
 <p class="book-notebooks">{notebooks}</p>
 <p class="book-licence">{_(LICENCE_HTML)}</p>
@@ -160,8 +274,7 @@ def pdf_metadata(config):
     # Jupyter Book makes _config.yml's `title` the html_title and leaves
     # Sphinx's `project` at "Project name not set"
     return {"Title": config.html_title, "Author": config.author,
-            "Subject": _("torch.nn.Module rebuilt from scratch, every step "
-                         "checked against torch"),
+            "Subject": _(SUBJECT),
             "Keywords": f"PyTorch; torch.nn.Module; {_(LICENCE_TEXT)}"}
 
 
@@ -177,8 +290,6 @@ def keep_configuration(app, config):
 
 def builder_inited(app):
     if app.builder.name == "singlehtml":
-        # one sheet per page of the site, and the cover's layout
-        app.add_css_file("whole-book.css")
         # Sphinx writes a node with the handlers registered under the
         # builder's name, and only where none is falls back to those of its
         # format, "html": sphinx-exercise registers its own for
@@ -212,7 +323,8 @@ def build_finished(app, exception):
         logger.warning("book_pdf: the singlehtml build failed")
         return
     problems = print_pdf(folder, page, Path(app.outdir) / PDF_NAME,
-                         metadata=pdf_metadata(app.config))
+                         STYLESHEET, metadata=pdf_metadata(app.config),
+                         bookmarks={app.config.html_title: _("Introduction")})
     for problem in problems:
         logger.warning(f"book_pdf: {page.name} printed with {problem}")
     logger.info(f"book_pdf: wrote {PDF_NAME}")
@@ -224,6 +336,7 @@ def setup(app):
     app.connect("builder-inited", builder_inited)
     app.connect("html-page-context", add_cover)
     app.connect("doctree-resolved", links_within_the_page, priority=999)
+    app.add_post_transform(PrintBook)
     # after sphinx-mathjax-offline has copied its tree (priority 500)
     app.connect("build-finished", build_finished, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

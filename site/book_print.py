@@ -53,6 +53,9 @@ def chinese_font():
 def pdf_possible():
     if not Path(chromium()).exists():
         return False, f"{chromium()} is missing"
+    if not PAGED_JS.exists():
+        return False, ("Paged.js is missing (npm ci, as .ci/install-browser "
+                       "does)")
     try:
         import pikepdf  # noqa: F401
         import playwright.sync_api  # noqa: F401
@@ -103,7 +106,7 @@ def serve(directory, cache_assets=False, errors=None):
         server.server_close()
 
 
-# What the page must show before it is printed: its math typeset, its images
+# What the page must show before it is paged: its math typeset, its images
 # loaded, every folded cell open (<details>; the solutions open by
 # book.css's print rules); and, as printed, no shadow and no rounded corner
 # (book.css), which Chromium prints as images and clipping paths.
@@ -132,31 +135,52 @@ READY = """async () => {
     drawn,
   };
 }"""
+# Paged.js (npm: package.json, installed by .ci/install-browser) lays the
+# book out in pages inside the browser: the sheets' size and margins, the
+# running heads, page numbers and page references of `stylesheet` (CSS Paged
+# Media, which Chromium's own print does not do). It pages the article
+# alone: the site's header and sidebars are not printed. The page's own
+# stylesheets stay the browser's (Paged.js's CSS parser rejects the theme's
+# modern selectors). Then the headings' text, for the bookmarks.
+PAGED_JS = Path(__file__).resolve().parent.parent / "node_modules" / \
+    "pagedjs" / "dist" / "paged.polyfill.js"
+PAGE = """async (stylesheet) => {
+  const content = document.createDocumentFragment();
+  content.append(document.querySelector("article.bd-article"));
+  document.body.replaceChildren();
+  const flow = await PagedPolyfill.preview(content, [stylesheet],
+                                           document.body);
+  const headings = document.querySelectorAll(
+    ".pagedjs_page :is(h1, h2, h3, h4, h5, h6)");
+  return {pages: flow.total,
+          headings: [...headings].map(h => h.textContent.trim()
+                                              .replace(/\\s+/g, " "))};
+}"""
 PDF_OPTIONS = dict(
-    format="A4", print_background=True, display_header_footer=True,
-    header_template="<span></span>",
-    footer_template=('<div style="font-size:9px;width:100%;text-align:center;'
-                     'color:#555"><span class="pageNumber"></span> / '
-                     '<span class="totalPages"></span></div>'),
-    margin={"top": "14mm", "bottom": "16mm", "left": "14mm", "right": "14mm"},
+    print_background=True, prefer_css_page_size=True,
     # bookmarks from the headings, and a tagged PDF (its structure, for
     # screen readers and reflowing viewers)
     outline=True, tagged=True)
 
 
-def print_pdf(folder, page, target, browser=None, metadata=None):
+def print_pdf(folder, page, target, stylesheet, browser=None, metadata=None,
+              bookmarks=None):
     """Print `page` (a file under `folder`, served from there) to `target`
-    with Chromium once READY; set the Author, Subject and Keywords of
-    `metadata`, and pack the tags' many small objects into compressed
-    streams (pikepdf: 15 MB become 7). `browser`: a launched playwright
-    browser to use. Return the problems seen: console errors, failed
-    requests, answers of 400 or more, math not typeset, images not loaded,
-    shadows or rounded corners printed."""
+    with Chromium once READY, paged by Paged.js with `stylesheet` (its URL
+    relative to the page); set the Author, Subject and Keywords of
+    `metadata`, each bookmark's title to its heading's text (renamed by
+    `bookmarks`, {heading: title}), and pack the tags' many small objects
+    into compressed streams (pikepdf: 15 MB become 7), with no link to the
+    server it was printed from (unlink). `browser`: a launched
+    playwright browser to use. Return the problems seen: console errors,
+    failed requests, answers of 400 or more, math not typeset, images not
+    loaded, shadows or rounded corners printed, bookmarks not matched."""
     import pikepdf
 
     problems, answered = [], []
     printed = target.with_suffix(".printed.pdf")
-    with serve(folder, errors=answered) as base, contextlib.ExitStack() as own:
+    with serve(folder, errors=answered) as served, \
+            contextlib.ExitStack() as own:
         if browser is None:
             from playwright.sync_api import sync_playwright
 
@@ -165,15 +189,19 @@ def print_pdf(folder, page, target, browser=None, metadata=None):
                                                  args=CHROMIUM_ARGS)
         tab = browser.new_page()
         # The whole book is one page of 3 MB: playwright's 30 s are not
-        # always enough to load it on a busy machine.
+        # always enough to load (and page) it on a busy machine.
         tab.set_default_timeout(600_000)
         tab.on("console", lambda m: m.type == "error" and problems.append(
             f"console: {m.text}"))
         tab.on("pageerror", lambda e: problems.append(f"page: {e}"))
         tab.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
         tab.emulate_media(media="print")
-        tab.goto(base + page.relative_to(folder).as_posix(), wait_until="load")
+        tab.goto(served + page.relative_to(folder).as_posix(),
+                 wait_until="load")
         ready = tab.evaluate(READY)
+        tab.evaluate("window.PagedConfig = {auto: false}")
+        tab.add_script_tag(path=str(PAGED_JS))
+        paged = tab.evaluate(PAGE, stylesheet)
         tab.pdf(path=str(printed), **PDF_OPTIONS)
         tab.close()
     if ready["typeset"] != ready["math"]:
@@ -186,7 +214,40 @@ def print_pdf(folder, page, target, browser=None, metadata=None):
     with pikepdf.open(printed) as pdf:
         for key, value in (metadata or {}).items():
             pdf.docinfo[f"/{key}"] = value
+        problems += retitle(pdf, paged["headings"], bookmarks or {})
+        unlink(pdf, served)
         pdf.save(target, object_stream_mode=pikepdf.ObjectStreamMode.generate,
                  compress_streams=True)
     printed.unlink()
     return problems
+
+
+def unlink(pdf, served):
+    """No link to the server the page was printed from: a file beside the
+    site's pages (a download) is not beside the PDF. Its text stays."""
+    for page in pdf.pages:
+        notes = page.get("/Annots")
+        if notes is None:
+            continue
+        kept = [note for note in notes if not str(
+            note.get("/A", {}).get("/URI", "")).startswith(served)]
+        if len(kept) < len(notes):
+            page.Annots = pdf.make_indirect(kept)
+
+
+def retitle(pdf, headings, renamed):
+    """Chromium's bookmarks, one per heading in order, titled from the
+    heading's text as the page holds it (Chromium drops the space before a
+    `code` that ends a heading: "someone else'sforward")."""
+    with pdf.open_outline() as outline:
+        def walk(items):
+            for item in items:
+                yield item
+                yield from walk(item.children)
+        marks = list(walk(outline.root))
+        if len(marks) != len(headings):
+            return [f"{len(marks)} bookmarks for {len(headings)} headings: "
+                    "left as Chromium wrote them"]
+        for mark, heading in zip(marks, headings):
+            mark.title = renamed.get(heading, heading)
+    return []

@@ -108,34 +108,134 @@ def plain(text):
     return squeezed(normalise(text))
 
 
-def bookmark(docname, edition):
+def bookmark(docname, edition, squeeze=True):
     number = (f"{CHAPTERS.index(docname) + 1}. " if docname in CHAPTERS
               else "")
-    return plain(number + expected_title(docname, edition))
+    title = normalise(number + expected_title(docname, edition))
+    return plain(title) if squeeze else title
+
+
+# The pages in the order they are printed: the glossary last
+# (book_pdf.PrintBook), then the index of definitions.
+PRINTED = [d for d in PAGES[1:] if d != book_pdf.GLOSSARY] + [
+    book_pdf.GLOSSARY]
 
 
 def test_pdf_bookmarks_are_the_pages_in_order_where_they_start(pdf, edition):
-    # Spaces aside: Chromium drops the one before a heading's last `code`
-    # ("someone else'sforward"), and breaks Chinese text where it likes.
-    marks = [(plain(title), page) for _, title, page in pdf.outline]
-    wanted = [(bookmark(d, edition), pdf.destinations[f"document-{d}"])
-              for d in PAGES[1:]]
+    # Each page a top-level bookmark, titled as its heading, spaces
+    # included (Chromium's own dropped the one before a heading's last
+    # `code`: "someone else'sforward"; book_print.retitle).
+    marks = [(level, normalise(title), page)
+             for level, title, page in pdf.outline]
+    wanted = [(0, bookmark(d, edition, squeeze=False),
+               pdf.destinations[f"document-{d}"]) for d in PRINTED]
     assert [m for m in marks if m in wanted] == wanted, marks
     assert len(marks) >= 5 * len(CHAPTERS)  # and their sections
+    assert pdf.destinations["document-" + PRINTED[-1]] < \
+        pdf.destinations["book-index"] == marks[-1][2]
 
 
-def test_pdf_contents_list_every_page(pdf, edition):
-    # sphinx-book-theme prints a page's contents above it: the whole
-    # book's, numbered, for the singlehtml page.
-    first = plain(pdf.sheets[0].text)
-    missing = [d for d in PAGES[1:] if bookmark(d, edition) not in first]
-    assert not missing, first
+def test_pdf_bookmarks_say_each_title_once(pdf):
+    # Chromium doubled a heading that opened a sheet: "7.7. 7.7. Parity
+    # Parity", "9.2. 9.2. 数据：…数据：…".
+    doubled = [title for _, title, _ in pdf.outline
+               if re.search(r"(\S.{6,}\S)\s*\1", title)
+               or re.match(r"([\d.]+) \1", title)]
+    assert not doubled, doubled
 
 
-def test_pdf_cover_names_version_notebooks_and_licences(pdf, edition):
+def test_pdf_contents_give_the_page_of_every_page(pdf, edition):
+    # PrintBook's contents, after the title page and the colophon, with
+    # the page each entry starts on (Paged.js's target-counter).
+    sheets = [plain(sheet.text) for sheet in pdf.sheets[:4]]
+    (contents,) = [text for text in sheets if bookmark(CHAPTERS[0], edition)
+                   in text]
+    wrong = [d for d in PRINTED if bookmark(d, edition) + str(
+        pdf.destinations[f"document-{d}"]) not in contents]
+    assert not wrong, contents
+
+
+def test_pdf_pages_carry_their_number_and_chapter(pdf, edition):
+    # whole-book.css's margin boxes: every sheet but the title page has
+    # its number at the foot; every sheet of a page of the book, its
+    # title at the head, but for the sheet it starts on.
+    unnumbered = [s.number for s in pdf.sheets[1:]
+                  if str(s.number) not in s.text.split()]
+    assert not unnumbered, f"no page number on {unnumbered[:20]}"
+    starts = [pdf.destinations[f"document-{d}"] for d in PRINTED] + [
+        pdf.destinations["book-index"]]
+    heads = [bookmark(d, edition) for d in PRINTED]
+    headless = [(head, number) for head, start, end in zip(
+        heads, starts, starts[1:]) for number in range(start + 1, end)
+        if head not in plain(pdf.sheets[number - 1].text)]
+    assert not headless, f"no running head: {headless[:20]}"
+
+
+INDEX_ENTRY = re.compile(r'<li><a href="#([^"]+)"><code>(.*?)</code></a> '
+                         r'<span>(.*?)</span>')
+
+
+def test_pdf_index_gives_the_page_of_every_definition(pdf, edition):
+    # The index of definitions, last: each name the chapters define, what
+    # and where it is, and the page of its cell.
+    entries = INDEX_ENTRY.findall(page_html(edition))
+    assert len(entries) >= 100, len(entries)
+    index = plain("".join(s.text for s in pdf.sheets[
+        pdf.destinations["book-index"] - 1:]))
+    wrong = [(name, what) for target, name, what in entries
+             if plain(text_of(name + what)) + str(pdf.destinations[target])
+             not in index]
+    assert not wrong, f"{len(wrong)} of {len(entries)}: {wrong[:5]}"
+
+
+def test_pdf_links_lead_within_it_or_to_public_addresses(pdf):
+    # Not to the server the page was printed from (the figures linked to
+    # http://127.0.0.1:36799/_images/...), nor anywhere else off the web.
+    within = [page for page, uri in pdf.links if uri is None]
+    assert len(within) >= 100, len(within)
+    local = [(page, uri) for page, uri in pdf.links if uri is not None and (
+        not uri.startswith("https://")
+        or re.match(r"https://(localhost|127\.|\[::1\])", uri))]
+    assert not local, local[:10]
+
+
+def test_pdf_leaves_folded_plotting_code_out(pdf, edition):
+    # A folded cell that draws a figure prints one line in place of its
+    # code; other folded code prints under a neutral label, with no
+    # "Hide code cell source" (or 隐藏代码) and no ▼.
+    text = "".join(sheet.text for sheet in pdf.sheets)
+    words = {"en": ("Hide code", "Show code"),
+             "zh": (i18n.ZH_OVERRIDES["nb_code_prompt_hide"],
+                    i18n.ZH_OVERRIDES["nb_code_prompt_show"])}[edition]
+    assert not [w for w in words + ("\u25bc",) if w in text]
+    note = site_translation("Plotting code: in the notebook.", edition)
+    assert text.count(note) >= 5
+    assert site_translation("Code folded on the website", edition) in text
+
+
+def test_pdf_captions_are_not_set_light(pdf, edition):
+    # The theme's captions, weight 300, printed in DejaVu Sans ExtraLight.
+    html_text = page_html(edition)
+    caption = text_of(re.search(r'<span class="caption-number">(.*?)</span>',
+                                html_text).group(1))
+    page = next(s.number for s in pdf.sheets
+                if plain(caption) in plain(s.text))
+    used = pdf_scan.fonts(EDITIONS[edition] / book_pdf.PDF_NAME, page)
+    assert used and not [name for name, _ in used if "Light" in name], used
+
+
+def test_pdf_title_page_and_colophon(pdf, edition):
+    # The title page: the book's title, subject, authors and version; the
+    # colophon after it: what the PDF is, the notebooks, the licences.
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    overrides = i18n.ZH_OVERRIDES if edition == "zh" else {}
+    title = squeezed(pdf.sheets[0].text)
+    for wanted in (overrides.get("html_title", config["title"]),
+                   overrides.get("author", config["author"])):
+        assert squeezed(wanted) in title, (wanted, title)
     words = " ".join(pdf.sheets[0].text.split())
     assert re.search(r"[0-9a-f]{7,}\D+\d{4}-\d\d-\d\d", words), words
-    cover = squeezed(words)
+    cover = squeezed(pdf.sheets[1].text)
     about = "The whole book, from the sources of the website."
     assert squeezed(site_translation(about, edition))[:20] in cover, cover
     assert squeezed(book_zip.ZIP_NAME) in cover

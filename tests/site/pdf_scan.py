@@ -11,8 +11,8 @@ of Chromium's own viewer) and extracts its text. From the pixels:
   cut at the edge of the sheet).
 
 From the file: its bookmarks, metadata, whether it is tagged, where each
-named destination (an element id that a link points at) lands, and the
-pixel size of every image it holds.
+named destination (an element id that a link points at) lands, the pixel
+size of every image it holds, and where each of its links leads.
 Nothing here knows the book's language: the Chinese edition can scan its
 own PDF with the same functions.
 """
@@ -45,6 +45,7 @@ class Scan:
     tagged: bool = False
     destinations: dict = field(default_factory=dict)  # name -> page
     images: list = field(default_factory=list)  # (width, height), sorted
+    links: list = field(default_factory=list)  # (page, URI or None: within)
 
     def empty_frame_pages(self):
         return [s.number for s in self.sheets if s.last_frame_empty]
@@ -108,6 +109,7 @@ def scan(path, right_margin_mm=14.0, text=True):
     pdf = pdfium.PdfDocument(str(path))
     result = Scan()
     result.images = images(path)
+    result.links = links(path)
     result.metadata = pdf.get_metadata_dict()
     result.tagged = bool(raw.FPDFCatalog_IsTagged(pdf.raw))
     for item in pdf.get_toc():
@@ -172,6 +174,25 @@ def images(path):
         masks = {o.SMask.objgen for o in streams if "/SMask" in o}
         return sorted((int(o.Width), int(o.Height)) for o in streams
                       if o.objgen not in masks)
+
+
+def links(path):
+    """[(page, URI)] of every link of the PDF at `path`, in page order; the
+    URI is None for a link within the file (to a page or a named
+    destination)."""
+    import pikepdf
+
+    found = []
+    with pikepdf.open(path) as pdf:
+        for number, page in enumerate(pdf.pages, start=1):
+            for note in page.get("/Annots", []):
+                if note.get("/Subtype") != "/Link":
+                    continue
+                action = note.get("/A")
+                uri = (str(action.URI) if action is not None
+                       and action.get("/S") == "/URI" else None)
+                found.append((number, uri))
+    return found
 
 
 def fonts(path, number, chars=None):
