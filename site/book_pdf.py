@@ -192,8 +192,9 @@ class PrintBook(SphinxPostTransform):
         entries.append(("#book-index", _("Index of definitions")))
         items = "".join(f'<li><a href="{href}">{html.escape(title)}</a></li>'
                         for href, title in entries)
+        heading = _("Contents")
         return (f'<nav class="book-contents"><p class="book-contents-title">'
-                f'{_("Contents")}</p><ul>{items}</ul></nav>')
+                f'{heading}</p><ul>{items}</ul></nav>')
 
     def index(self):
         """The index of definitions: every name genindex lists (the
