@@ -251,20 +251,28 @@ def test_every_word_the_figure_cells_name_is_in_the_chinese_table():
 
 
 def test_every_chinese_word_has_its_glyphs_in_the_figure_font():
-    # what helpers.py sets for the Chinese figures; a glyph that no family
-    # has is drawn as an empty box, and matplotlib only warns
-    family = ["DejaVu Sans", "WenQuanYi Micro Hei"]
-    try:
-        font_manager.findfont(family[1], fallback_to_default=False)
-    except ValueError:
-        pytest.skip("no WenQuanYi Micro Hei (.ci/install-browser installs it)")
-    with plt.rc_context({"font.family": family}), warnings.catch_warnings():
-        warnings.simplefilter("error")
-        fig = plt.figure(figsize=(8, 40))
+    # the Chinese figures' fonts, as helpers.py sets them when drawing in
+    # Chinese: a glyph that no family has (an empty box) is then an error
+    with plt.rc_context(), warnings.catch_warnings():
+        helpers._figures_in_chinese()
+        try:
+            for family in plt.rcParams["font.family"]:
+                font_manager.findfont(family, fallback_to_default=False)
+        except ValueError as missing:
+            pytest.skip(f"{missing} (.ci/install-browser installs it)")
+        fig = plt.figure(figsize=(4, 20))
         for i, text in enumerate(sorted(set(CHINESE.values()))):
             fig.text(0, i / len(CHINESE), text, fontsize=8)
-        fig.savefig(io.BytesIO(), format="png")
+        fig.savefig(io.BytesIO(), format="png", dpi=20)  # glyphs, not looks
         plt.close(fig)
+    with pytest.raises(UserWarning, match="missing from font"):  # the check
+        with plt.rc_context(), warnings.catch_warnings():
+            helpers._figures_in_chinese()
+            plt.rcParams["font.family"] = ["DejaVu Sans"]
+            fig = plt.figure()
+            fig.text(0, 0, CHINESE["yes"])
+            fig.savefig(io.BytesIO(), format="png", dpi=20)
+    plt.close("all")
 
 
 def test_every_figure_has_a_current_chinese_drawing():
