@@ -240,7 +240,7 @@ def add_licence_to_footer(app, pagename, templatename, context, doctree):
     if app.builder.name != "html":
         return
     pathto = context["pathto"]
-    licence = " " + _(
+    licence = _(
         'The text and figures are licensed under <a rel="license" '
         'href="https://creativecommons.org/licenses/by-sa/4.0/">CC BY-SA '
         '4.0</a> (<a class="book-licence" href="{text}">LICENSE-text</a>), '
@@ -251,7 +251,9 @@ def add_licence_to_footer(app, pagename, templatename, context, doctree):
     if " ".join(footer.split()) == FOOTER:
         footer = _(FOOTER)
     if "book-licence" not in footer:
-        context["theme_extra_footer"] = footer + licence
+        # no space after a Chinese full stop
+        space = "" if footer.rstrip().endswith("。") else " "
+        context["theme_extra_footer"] = footer.rstrip() + space + licence
 
 
 def add_download_entries(app, pagename, templatename, context, doctree):

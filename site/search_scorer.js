@@ -45,8 +45,8 @@ var Scorer = {
 // for a language's query splitter (searchtools.js's `splitQuery`).
 var splitQuery = (query) => {
   const index = typeof Search !== "undefined" && Search._index;
-  const known = (word) => !!index && (Object.hasOwn(index.terms, word)
-                                      || Object.hasOwn(index.titleterms, word));
+  const known = (word) => !!index && (index.terms.hasOwnProperty(word)
+                                      || index.titleterms.hasOwnProperty(word));
   const words = [];
   for (const part of query.split(/[^\p{Letter}\p{Number}_]+/u)) {
     for (const run of part.match(/\p{Script=Han}+|[^\p{Script=Han}]+/gu)

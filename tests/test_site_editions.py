@@ -206,9 +206,14 @@ def test_solution_titles_name_their_exercise_in_the_edition_language(
 
 
 @pytest.mark.site
-def test_chinese_author_line_has_no_space_after_its_colon(site):
-    # site/templates/author.html: "作者：《…》的作者们", not "作者： 《…"
+def test_chinese_footer_has_no_space_after_full_width_punctuation(site):
+    # site/templates/author.html: "作者：《…》的作者们", not "作者： 《…";
+    # book_zip's licence line after the sentence: "。文字", not "。 文字"
     page = (EDITIONS["zh"] / "book" / "intro.html").read_text(encoding="utf-8")
-    author = " ".join(re.search(r'<p class="component-author">(.*?)</p>',
-                                page, re.S).group(1).split())
-    assert author.startswith("作者：《"), author
+    footer = " ".join(page[page.index('<footer class="bd-footer-content">'):]
+                      .split())
+    author = re.search(r'<p class="component-author">(.*?)</p>', footer)
+    assert author.group(1).strip().startswith("作者：《"), author.group(1)
+    sentences = text_of(re.search(r'<div class="extra_footer">(.*?)</div>',
+                                  footer).group(1)).strip()
+    assert not re.search(r"[：。] ", sentences), sentences
