@@ -10,8 +10,9 @@ import pytest
 
 import book_search
 import languages
-from checks import (ANSWERED, CHAPTERS, EDITIONS, PAGES, new_context,
-                    page_id, search_results, source_of, translations)
+from checks import (ANSWERED, CHAPTERS, EDITIONS, PAGES, english_chrome, js,
+                    new_context, page_id, search_results, source_of,
+                    translations)
 
 WIDE = {"width": 1400, "height": 1000}
 
@@ -92,6 +93,8 @@ def searched(request, browser, site):
     queries = sorted(definitions()) + (
         list(CHINESE_PHRASES) if edition == "zh" else [])
     found = search_results(page, site[edition], queries)
+    # the search page's own words (the page the crawl does not walk)
+    found["(words)"] = page.evaluate(js("english"))
     # The text a result quotes from a page, and what the page shows
     # first and last: its title, its last paragraph, its note on the zip.
     found["(snippet)"] = page.evaluate("""async (url) => {
@@ -131,6 +134,15 @@ def test_search_finds_the_chapter_about_what_is_searched(searched):
     _, found, _ = searched
     assert found["state_dict"][0].startswith("book/07_state_dict#")
     assert found["register_forward_hook"][0].startswith("book/05_hooks#")
+
+
+@pytest.mark.site
+def test_chinese_search_page_shows_no_english_but_names(searched):
+    edition, found, _ = searched
+    if edition != "zh":
+        pytest.skip("the Chinese edition's words")
+    problems = english_chrome(found["(words)"])
+    assert not problems, problems
 
 
 @pytest.mark.site
