@@ -49,6 +49,12 @@ def test_nothing_of_a_solution_is_left_in_the_exercise_cells(written):
                                 and line.strip() not in others:
                             left.append(line.strip())
     assert left == []
+    # nor of the exercises' solutions (their checks stay)
+    solutions = [c.source for c in nbformat.read(
+        mutants.ROOT / "book" / f"{CHAPTER}.ipynb", as_version=4).cells
+        if c.metadata.get("jupyter", {}).get("source_hidden")]
+    assert len(solutions) >= 5
+    assert [s for s in solutions if s in code] == []
     # signatures and docstrings stay; each stub says what it is
     assert 'def named_modules(self, memo: set | None = None, prefix: str = "",' in code
     assert "raise NotImplementedError('named_modules')" in code

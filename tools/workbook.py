@@ -463,9 +463,11 @@ def workbook_notebook(path, spec, of_cell, hints):
         if cell.cell_type == "markdown":
             in_solution = ("{solution-start}" in cell.source or in_solution) \
                 and "{solution-end}" not in cell.source
-        elif in_solution:  # an exercise's solution: the reader's to write
+        elif in_solution and cell.metadata.get("jupyter", {}).get(
+                "source_hidden"):  # an exercise's solution (not its check)
             cell.source, cell.outputs = "# Your answer here.", []
             cell.execution_count = None
+            cell.metadata.pop("jupyter")  # not folded: it is to be written
         if "export" in tags:
             if first:
                 cells.append(_cell("code", (
