@@ -242,9 +242,12 @@ def checks_for(notebook):
             print(f"no check named {piece!r}; this chapter has: "
                   + ", ".join(spec["checks"]))
             return
+        namespace = vars(sys.modules["__main__"])
+        if "Module" not in namespace:
+            print("Run the cells above first: there is no Module yet.")
+            return
         tests = spec["checks"][piece]
-        state = run_tests(spec["module"], spec["test_file"], tests,
-                          vars(sys.modules["__main__"]))
+        state = run_tests(spec["module"], spec["test_file"], tests, namespace)
         passed = sum(ok for _, ok in state.results)
         print(f"check({piece!r}): {passed} of {len(tests)} behaviours "
               "as in torch.nn")
