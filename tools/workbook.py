@@ -302,7 +302,8 @@ def prove(spec, cells, start_piece=None, stop_at_first=False):
     """Run the chapter's `cells` (sources) in a fresh namespace, then its
     checks (from `start_piece` on): {piece: [passed, failed]}. With
     `stop_at_first`, each check stops at its first failure (the rest of its
-    tests count as failed), and the first check that fails ends the run."""
+    tests count as failed); with a `start_piece` too, the first check that
+    fails ends the run."""
     main = _fresh_main()
     for number, source in enumerate(cells):
         exec(compile(source, f"<reader's cell {number}>", "exec"), main)
@@ -315,8 +316,7 @@ def prove(spec, cells, start_piece=None, stop_at_first=False):
                           stop_at_first)
         passed = sum(ok for _, ok in state.results)
         counts[piece] = [passed, len(tests) - passed]  # not run: failed
-        failed = len(tests) - passed
-        if stop_at_first and failed:
+        if start_piece and passed < len(tests):
             break
     return counts
 
@@ -330,14 +330,15 @@ def _command(argv):
             checks, later, untouched = measure(spec)
             done[notebook] = {"checks": checks, "later": later,
                               "untouched": untouched}
-    else:  # --prove: {name: {"chapter", "cells", "start", "show"}}; a
-        # mutant (with a start) stops at the first failing check; "show":
-        # what its check cell prints, as a reader would see it
+    else:  # --prove: {name: {"chapter", "cells", "start", "show"}}; all
+        # but "book" stop at a check's first failure, a mutant (with a
+        # start) at the first failing check; "show": what its check cell
+        # prints, as a reader would see it
         full, done = _load_map(), {}
         for name, job in todo.items():
             spec = full[job["chapter"]]
             done[name] = prove(spec, job["cells"], job["start"],
-                               job["start"] is not None)
+                               name != "book")
             if job.get("show"):
                 with contextlib.redirect_stdout(io.StringIO()) as shown:
                     checks_for(job["chapter"])(job["start"])
