@@ -33,7 +33,6 @@ PDF_NAME = "rebuilding-nn-module.pdf"
 WHOLE_BOOK = "whole-book.html"  # in _build/whole-book/, what is printed
 STYLESHEET = "_static/whole-book.css"  # Paged.js's, relative to it
 GLOSSARY = "book/glossary"  # printed last, before the index
-LONG_CELL = 25  # lines: a longer code cell may break across sheets
 
 SUBJECT = N_("torch.nn.Module rebuilt from scratch, every step checked "
              "against torch")
@@ -123,10 +122,9 @@ def links_within_the_page(app, doctree, docname):
 class PrintBook(SphinxPostTransform):
     """The whole book's page as a print book: folded plotting code left out
     for one line that says where it is; other folded code shown under a
-    neutral label, and cells longer than LONG_CELL lines free to break;
-    the glossary moved to the end; the contents at the front and an index
-    of definitions at the back, each entry with its page (whole-book.css).
-    Before myst-nb folds the cells (199)."""
+    neutral label; the glossary moved to the end; the contents at the front
+    and an index of definitions at the back, each entry with its page
+    (whole-book.css). Before myst-nb folds the cells (199)."""
 
     default_priority = 198
     builders = ("singlehtml",)
@@ -135,20 +133,17 @@ class PrintBook(SphinxPostTransform):
         for cell in list(self.document.findall(nodes.container)):
             if cell.get("nb_element") != "cell_code":
                 continue
-            source = next(cell.findall(nodes.literal_block), None)
-            if source is not None and source.astext().count("\n") >= (
-                    LONG_CELL):
-                cell["classes"].append("book-long")
-            if cell.get("hide_mode") == "input" and source is not None:
-                del cell["hide_mode"]
-                drawing = any(cell.findall(nodes.image))
-                note = nodes.paragraph("", _(
-                    "Plotting code: in the notebook.") if drawing else _(
-                    "Code folded on the website:"), classes=["book-folded"])
-                if drawing:
-                    cell.replace(cell.children[0], note)
-                else:
-                    cell.insert(0, note)
+            if cell.get("hide_mode") != "input" or not cell.children:
+                continue
+            del cell["hide_mode"]
+            if any(cell.findall(nodes.image)):
+                cell.replace(cell.children[0], nodes.paragraph(
+                    "", _("Plotting code: in the notebook."),
+                    classes=["book-folded"]))
+            else:  # the label inside the code's frame, on its sheet
+                cell.children[0].insert(0, nodes.paragraph(
+                    "", _("Code folded on the website:"),
+                    classes=["book-folded"]))
         # The site's index is the book's index of definitions; a file
         # beside the site's pages (a download) is not beside the PDF: its
         # name stays, as text.

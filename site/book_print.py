@@ -191,8 +191,10 @@ def print_pdf(folder, page, target, stylesheet, browser=None, metadata=None,
         # The whole book is one page of 3 MB: playwright's 30 s are not
         # always enough to load (and page) it on a busy machine.
         tab.set_default_timeout(600_000)
-        tab.on("console", lambda m: m.type == "error" and problems.append(
-            f"console: {m.text}"))
+        # and Paged.js's word for an element it could not place on a sheet
+        tab.on("console", lambda m: (
+            m.type == "error" or m.text.startswith("Unable to layout")
+        ) and problems.append(f"console: {m.text}"))
         tab.on("pageerror", lambda e: problems.append(f"page: {e}"))
         tab.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
         tab.emulate_media(media="print")
