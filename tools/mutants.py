@@ -222,8 +222,8 @@ def in_the_workbook(selected) -> int:
                       + (f" (its own check({start!r}) passed)" if later
                          else ""), flush=True)
             for run, want in (("stubs", "fail"), ("book", "pass")):
-                wrong = [p for p, (good, bad) in proof[run].items()
-                         if (bad if want == "pass" else good)]
+                wrong = [p for p, (_, bad) in proof[run].items()
+                         if bool(bad) != (want == "fail")]
                 total, missed = total + 1, missed + bool(wrong)
                 print(f"{'ok' if not wrong else 'WRONG':12} {notebook}: "
                       f"with the {run}, every check should {want}"
