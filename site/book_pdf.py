@@ -328,6 +328,8 @@ def build_finished(app, exception):
 
 def setup(app):
     app.setup_extension("site_catalog")
+    # every page, the whole book's too, on paper (site/static/print.css)
+    app.add_css_file("print.css", media="print")
     app.connect("config-inited", keep_configuration, priority=0)
     app.connect("builder-inited", builder_inited)
     app.connect("html-page-context", add_cover)
