@@ -202,9 +202,10 @@ def test_pdf_links_lead_within_it_or_to_public_addresses(pdf):
 def test_pdf_leaves_folded_plotting_code_out(pdf, edition):
     # A folded cell that draws a figure prints one line in place of its
     # code; other folded code prints under a neutral label, with no
-    # "Hide code cell source" (or 隐藏代码) and no ▼.
+    # "Hide code cell source" (or 隐藏代码), no ▼ and no "Click to hide"
+    # (print.css).
     text = "".join(sheet.text for sheet in pdf.sheets)
-    words = {"en": ("Hide code", "Show code"),
+    words = {"en": ("Hide code", "Show code", "Click to"),
              "zh": (i18n.ZH_OVERRIDES["nb_code_prompt_hide"],
                     i18n.ZH_OVERRIDES["nb_code_prompt_show"])}[edition]
     assert not [w for w in words + ("\u25bc",) if w in text]
