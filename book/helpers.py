@@ -194,14 +194,19 @@ def draw_module_tree(ax, model, numbers=None, x0=0.0, top=-0.3, size=10):
     return ax
 
 
-def draw_flows(columns, figsize=(7.84, 4.8), fontsize=9):
+def draw_flows(columns, figsize=(7.84, 4.8), fontsize=9, narrow=False):
     """Draw each `(title, steps)` of `columns` side by side: `steps` is a
     list of `(text, colour)`, drawn top to bottom as rounded boxes joined
-    by arrows (the words through figure_text()). Returns the figure."""
+    by arrows (the words through figure_text()). `narrow`: for a phone,
+    one column under the other. Returns the figure."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(columns), figsize=figsize, squeeze=False)
-    for ax, (title, steps) in zip(axes[0], columns):
+    if narrow:
+        figsize, fontsize = (3.3, 4.4 * len(columns)), fontsize - 1
+    fig, axes = plt.subplots(*(1, len(columns)) if not narrow
+                             else (len(columns), 1), figsize=figsize,
+                             squeeze=False)
+    for ax, (title, steps) in zip(axes.flat, columns):
         ax.set(xlim=(0, 1), ylim=(0, len(steps)))
         ax.axis("off")
         ax.set_title(figure_text(title), fontsize=fontsize + 2)
