@@ -294,10 +294,11 @@ def measure(spec):
         pieces = {spec["qualnames"].get(q) for q in state.calls.get(name, ())}
         pieces.discard(None)
         # a test about one class, which calls none of its code (its
-        # signature): the class's piece
+        # signature): the last piece of that class
         param = name.partition("[")[2].rstrip("]")
         if ok and not pieces and param in spec["qualnames"]:
-            pieces = {spec["qualnames"][param]}
+            pieces = {piece for qual, piece in spec["qualnames"].items()
+                      if qual.partition(".")[0] == param}
         if not ok:
             later.append(name)  # needs a later chapter (or is about files)
         elif not pieces:
