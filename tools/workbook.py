@@ -160,20 +160,17 @@ def _behaviour(name):
 
 
 @contextlib.contextmanager
-def _installed(chapter, namespace):
+def _installed(chapter, reader):
     """mininn as the reader has it: the book's modules for the chapters
-    before `chapter`, the reader's namespace for `chapter` itself, and no
-    later chapter (importing one would bring the book's own solution)."""
+    before `chapter`, the reader's module (a kernel's __main__) as
+    `chapter` itself, and no later chapter (importing one would bring the
+    book's own solution). The reader's module is used as it is, not copied:
+    a test that resets one of its globals resets the reader's code's."""
     import mininn
 
     names = list(mininn.CHAPTERS)
     here = names.index(chapter)
     earlier = [importlib.import_module(f"mininn.{c}") for c in names[:here]]
-    # named as the reader's classes say they are (`__main__` in a kernel),
-    # so that the tests that list "the classes this module defines" see them
-    reader = types.ModuleType(namespace.get("__name__", f"mininn.{chapter}"))
-    reader.__dict__.update({k: v for k, v in namespace.items()
-                            if not k.startswith("__")})
     keys = [f"mininn.{c}" for c in names[here:]]
     saved_modules = {k: sys.modules.get(k, False) for k in keys}
     saved_root = dict(vars(mininn))
@@ -200,8 +197,8 @@ def _installed(chapter, namespace):
         vars(mininn).update(saved_root)
 
 
-def run_tests(chapter, test_file, tests, namespace, stop_at_first=False):
-    """Run `tests` (names in `test_file`) on `namespace` as chapter
+def run_tests(chapter, test_file, tests, reader, stop_at_first=False):
+    """Run `tests` (names in `test_file`) on the module `reader` as chapter
     `chapter` of mininn; fills STATE and returns it."""
     global STATE
     tests_dir = HERE / "tests"
@@ -225,7 +222,7 @@ def run_tests(chapter, test_file, tests, namespace, stop_at_first=False):
         args += ["-p", f"no:{plugin}"]
     if stop_at_first:
         args.append("-x")
-    with _installed(chapter, namespace), \
+    with _installed(chapter, reader), \
             contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[sys.modules[__name__]])
     return STATE
@@ -246,12 +243,12 @@ def checks_for(notebook):
             print(f"no check named {piece!r}; this chapter has: "
                   + ", ".join(spec["checks"]))
             return
-        namespace = vars(sys.modules["__main__"])
-        if "Module" not in namespace:
+        reader = sys.modules["__main__"]
+        if not hasattr(reader, "Module"):
             print("Run the cells above first: there is no Module yet.")
             return
         tests = spec["checks"][piece]
-        state = run_tests(spec["module"], spec["test_file"], tests, namespace)
+        state = run_tests(spec["module"], spec["test_file"], tests, reader)
         passed = sum(ok for _, ok in state.results)
         print(f"check({piece!r}): {passed} of {len(tests)} behaviours "
               "as in torch.nn")
@@ -276,7 +273,7 @@ def _fresh_main():
         del sys.modules[name]
     main = types.ModuleType("__main__")
     sys.modules["__main__"] = main
-    return vars(main)
+    return main
 
 
 def measure(spec):
@@ -286,7 +283,7 @@ def measure(spec):
     _fresh_main()
     module = importlib.import_module(f"mininn.{spec['module']}")
     STATE = _State(module.__file__)
-    state = run_tests(spec["module"], spec["test_file"], [], vars(module))
+    state = run_tests(spec["module"], spec["test_file"], [], module)
     STATE = _State()
     order = spec["pieces"]
     checks, later, untouched = {p: [] for p in order}, [], []
@@ -316,7 +313,7 @@ def prove(spec, cells, start_piece=None, stop_at_first=False):
     fails ends the run."""
     main = _fresh_main()
     for number, source in enumerate(cells):
-        exec(compile(source, f"<reader's cell {number}>", "exec"), main)
+        exec(compile(source, f"<reader's cell {number}>", "exec"), vars(main))
     counts, started = {}, start_piece is None
     for piece, tests in spec["checks"].items():
         started = started or piece == start_piece
