@@ -174,7 +174,7 @@ def words_not_to_use():
     return {word: use for word, use in rows if word != "not"}
 
 
-def prose(text):
+def words_outside_code(text):
     """A translation without its code spans; a {term} keeps its text."""
     text = ROLE.sub(lambda m: re.sub(r"\s*<[^<>]+>\s*$", "", m[2]), text)
     return CODE.sub(" ", text)
@@ -187,12 +187,13 @@ def test_one_word_per_concept(po):
     rejected = words_not_to_use()
     problems = [f"  {short(m.id)!r}: {word} (TERMS.md: {use})"
                 for m in messages(po) if m.string
-                for word, use in rejected.items() if word in prose(m.string)]
+                for word, use in rejected.items()
+                if word in words_outside_code(m.string)]
     assert not problems, (f"{po.relative_to(ROOT)}:\n" + "\n".join(problems))
 
 
 def test_words_not_to_use_are_read():
     rejected = words_not_to_use()
     assert {"撤回", "跟踪", "并排", "状态字典"} <= set(rejected)
-    assert "并排" not in prose("`并排` 与 {term}`句柄 <handle>`")
-    assert "句柄" in prose("`并排` 与 {term}`句柄 <handle>`")
+    assert "并排" not in words_outside_code("`并排` 与 {term}`句柄 <handle>`")
+    assert "句柄" in words_outside_code("`并排` 与 {term}`句柄 <handle>`")
