@@ -292,17 +292,21 @@ def mapped_file(tensor):
 def draw_reference_paths(paths, holders=("optimizer", "tied layer",
                                          "hook closure"),
                          slot="_parameters\n['weight']", figsize=(7.84, 3.3),
-                         fontsize=9):
+                         fontsize=9, narrow=False):
     """Draw one panel per `(title, held, colour, follows, note)` of `paths`:
     the box `slot` points at the box `held`; each of `holders` points at it
     too when `follows`, else at a grey "old object" box below it; `note` is
     written in italics under the panel (the words through figure_text()).
-    Returns the figure."""
+    `narrow`: for a phone, the panels one under another. Returns the
+    figure."""
     import matplotlib.pyplot as plt
 
     plain = dict(boxstyle="round,pad=0.3", fc="white", ec="gray")
-    fig, axes = plt.subplots(1, len(paths), figsize=figsize, squeeze=False)
-    for ax, (title, held, colour, follows, note) in zip(axes[0], paths):
+    shape = (1, len(paths)) if not narrow else (len(paths), 1)
+    if narrow:
+        figsize = (2.9, 3.1 * len(paths))
+    fig, axes = plt.subplots(*shape, figsize=figsize, squeeze=False)
+    for ax, (title, held, colour, follows, note) in zip(axes.flat, paths):
         title, held, note = figure_text(title), figure_text(held), figure_text(note)
         ax.set(xlim=(0, 10), ylim=(0, 10))
         ax.set_axis_off()

@@ -409,8 +409,9 @@ def test_every_figure_shows_whole_on_a_phone_or_says_it_scrolls(
 
 
 # the figures whose meaning runs left to right, drawn narrow for a phone
-NARROW = {"book/01_registration": 1, "book/07_state_dict": 1,
-          "book/08_checkpoints": 1, "book/10_performance": 1}
+NARROW = {"book/01_registration": 1, "book/06_apply": 1,
+          "book/07_state_dict": 1, "book/08_checkpoints": 1,
+          "book/10_performance": 1}
 
 
 @pytest.mark.parametrize("edition,docname,screen", cases(CHAPTERS))
