@@ -115,7 +115,8 @@ HELP = {
     "bench": "Time mininn against torch.nn (benchmarks/bench.py).",
     "mutants": "Apply each bug of tools/mutants/*.toml to a scratch copy, "
                "one at a time,\nand check that the chapter's notebook and "
-               "tests catch it (`mutants 05`,\n`mutants --list`). Slow: "
+               "tests catch it (`mutants 05`,\n`mutants --list`; "
+               "`mutants --workbook`: in the workbook's cells). Slow: "
                "not part of `test`.",
     "workbook": "Write the workbook (chapters 1-8 as exercises, with checks "
                 "that run\nthe book's tests on the reader's code) into "
