@@ -73,7 +73,11 @@ def build_whole_book(app):
                          # on paper: no figure that links to its file, no
                          # "#" after each heading
                          "html_scaled_image_link": False,
-                         "html_permalinks": False},
+                         "html_permalinks": False,
+                         # book.css prints the solutions open; the
+                         # togglebutton's own print handler fails on a
+                         # solution that Paged.js split across sheets
+                         "togglebutton_open_on_print": False},
            "warningiserror": app.warningiserror,
            "keep_going": app.keep_going}
     with tempfile.TemporaryDirectory() as folder:
