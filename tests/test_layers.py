@@ -403,6 +403,13 @@ def test_batchnorm_buffers_names_dtypes_and_initial_values(nn):
         ("weight", [1.0, 1.0, 1.0]), ("bias", [0.0, 0.0, 0.0])]
 
 
+def test_batchnorm_running_stats_are_persistent(nn):
+    # every running statistic goes into a checkpoint (state_dict, chapter
+    # 7): none is in the set of buffers that state_dict leaves out
+    for bn in (nn.BatchNorm1d(3), nn.BatchNorm2d(3)):
+        assert bn._non_persistent_buffers_set == set()
+
+
 def test_batchnorm_updates_running_stats_only_in_training(nn):
     bn = nn.BatchNorm1d(2)
     x = randn(8, 2) + 3

@@ -404,6 +404,18 @@ def test_assign_keeps_the_models_requires_grad(nn):
 
 
 @pytest.mark.loads_state_dict
+def test_assign_wraps_plain_tensors_keeping_requires_grad(nn):
+    # a checkpoint holds plain tensors: assign=True wraps each one in a
+    # Parameter that keeps the model's flag, so a frozen weight stays frozen
+    net = make_state_net(nn)
+    net.a.weight.requires_grad_(False)
+    sd = {k: v.clone() for k, v in fresh(nn).state_dict().items()}
+    net.load_state_dict(sd, assign=True)
+    assert isinstance(net.a.weight, Parameter)
+    assert not net.a.weight.requires_grad and net.b.weight.requires_grad
+
+
+@pytest.mark.loads_state_dict
 def test_assign_writes_its_flag_into_the_callers_metadata(nn):
     sd = fresh(nn).state_dict()
     make_state_net(nn).load_state_dict(sd, assign=True)

@@ -383,9 +383,11 @@ def _pieces(cells):
         first = next((i for i, (_, name, _) in enumerate(found)
                       if not name.startswith("_") or name.endswith("__")), 0)
         name, qual = found[first][1], quals[first]
-        piece = name if name not in order else qual
-        while piece in order:
-            piece += "'"
+        piece = base = name if name not in order else qual
+        for n in range(2, len(cells) + 2):  # a second piece of one name
+            if piece not in order:
+                break
+            piece = f"{base} ({n})"
         order.append(piece)
         of_cell[cell["id"]] = piece
         for qual in quals:
