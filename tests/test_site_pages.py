@@ -539,8 +539,8 @@ def test_chinese_titles_are_chinese():
 def test_table_of_contents_lists_every_chapter_in_order():
     chapters = sorted(p.relative_to(ROOT).with_suffix("").as_posix()
                       for p in (ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
-    assert PAGES == ["book/intro", *chapters, "book/glossary",
-                     "book/gpu_runs"]
+    assert PAGES == ["book/intro", *chapters, "book/workbook",
+                     "book/glossary", "book/gpu_runs"]
     assert all(source_of(d).exists() for d in PAGES)
 
 
