@@ -3,7 +3,7 @@
 PY := python3
 DEV := $(PY) tools/dev.py
 
-.PHONY: help setup book test test-fast export outputs lab bench clean
+.PHONY: help setup book test test-pdf test-fast export outputs lab bench clean
 
 help:
 	@$(DEV) help
@@ -14,6 +14,8 @@ book:
 	$(DEV) book
 test:
 	$(DEV) test
+test-pdf:             # the two PDFs, printed and read (CI runs both)
+	$(DEV) test --pdf
 test-fast:            # everything but the website build and browser checks
 	$(DEV) test -m "not site"
 export:

@@ -51,6 +51,10 @@ def chinese_font():
 
 
 def pdf_possible():
+    if os.environ.get("BOOK_PDF") == "0":
+        # the site's tests build without the PDFs unless they check them
+        # (tests/site/site_fixtures.py): Paged.js takes 80 CPU-s for each
+        return False, "BOOK_PDF=0"
     if not Path(chromium()).exists():
         return False, f"{chromium()} is missing"
     if not PAGED_JS.exists():

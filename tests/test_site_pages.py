@@ -301,24 +301,27 @@ def test_tapping_a_solution_title_opens_the_solution(visits, edition,
 # What a page offers: the downloads, the licences, exercises, figures.
 
 @pytest.mark.parametrize("edition,docname,screen", cases(CHAPTERS, ["wide"]))
-def test_chapter_download_menu_offers_the_zip_first(visits, site, edition,
-                                                    docname, screen):
+def test_chapter_download_menu_offers_the_zip_first(
+        visits, site, builds, edition, docname, screen):
     info = shown(visits, edition, docname, screen)
     base = urlparse(site[edition]).path
     menu = [urlparse(h).path for h in info["menu"]]
-    assert menu[:2] == [base + book_zip.ZIP_NAME, base + book_pdf.PDF_NAME]
+    pdf = [base + book_pdf.PDF_NAME] if builds[edition]["pdf"] else []
+    assert menu[:1 + len(pdf)] == [base + book_zip.ZIP_NAME, *pdf]
     assert f"{base}_sources/{docname}.ipynb" in menu, menu
     assert not info["launch"], "launch buttons need a public repository"
 
 
 @pytest.mark.parametrize("edition,docname,screen", cases(PAGES, ["wide"]))
 def test_page_links_the_runnable_zip_the_pdf_and_the_index(
-        visits, site, edition, docname, screen):
+        visits, site, builds, edition, docname, screen):
+    # the PDF where this build printed one (dev.py test --pdf)
     base = urlparse(site[edition]).path
     info = shown(visits, edition, docname, screen)
     notes = [urlparse(h).path for h in info["notes"]]
+    pdf = [base + book_pdf.PDF_NAME] if builds[edition]["pdf"] else []
     assert notes == [base + book_zip.ZIP_NAME, base + book_zip.WORKBOOK_NAME,
-                     base + book_pdf.PDF_NAME, base + "genindex.html"]
+                     *pdf, base + "genindex.html"]
     # in the edition's language (book_site.po)
     assert bool(CJK.search(info["noteText"])) == (edition == "zh"), (
         info["noteText"])

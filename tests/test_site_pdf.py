@@ -20,7 +20,7 @@ from checks import (CHAPTERS, EDITIONS, PAGES, ROOT, expected_title,
                     normalise, printed_images_not_figures, text_of)
 from pdf_scan import squeezed
 
-pytestmark = pytest.mark.site
+pytestmark = [pytest.mark.site, pytest.mark.pdf]
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 WHOLE_BOOK = {"en": ROOT / "_build" / "whole-book",
@@ -57,6 +57,17 @@ def site_translation(english_start, edition):
         (message,) = [m for m in read_po(po)
                       if m.id and m.id.startswith(english_start)]
     return message.id if edition == "en" else message.string
+
+
+def test_every_page_links_the_pdf_from_its_note_and_menu(edition):
+    # the pages the crawl reads are built without the PDF (dev.py test);
+    # printed, every page's note and every chapter's menu lead to it
+    for docname in PAGES:
+        page = (EDITIONS[edition] / f"{docname}.html").read_text(
+            encoding="utf-8")
+        links = re.findall(rf'href="([./]*{re.escape(book_pdf.PDF_NAME)})"',
+                           page)
+        assert len(links) >= (2 if docname in CHAPTERS else 1), docname
 
 
 def test_pdf_holds_every_page_of_the_book(pdf):

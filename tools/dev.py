@@ -5,7 +5,8 @@ the first run creates .venv/ and installs requirements.txt into it.
                                      (and its Chinese edition -> _build/html/zh/)
     python3 tools/dev.py i18n        after changing English prose: extract it,
                                      merge it into locale/zh_CN/ (tools/i18n.py)
-    python3 tools/dev.py test        run the whole test suite (pytest args ok)
+    python3 tools/dev.py test        run the test suite (pytest args ok)
+    python3 tools/dev.py test --pdf  print the two PDFs and check them
     python3 tools/dev.py lab         open the chapters in JupyterLab
     python3 tools/dev.py export      notebooks -> book/mininn/
     python3 tools/dev.py outputs     re-run notebooks in fresh kernels
@@ -71,25 +72,25 @@ def bytecode():
 
 
 def browser():
-    """The site tests drive Debian's chromium-headless-shell, and the
-    Chinese PDF needs a Chinese font: .ci/install-browser installs both
-    where we can. The lookup is the PDF's printing module's
+    """The site tests drive Debian's chromium-headless-shell, the Chinese
+    PDF needs a Chinese font, and the PDFs Paged.js: .ci/install-browser
+    installs all three where we can. The lookup is the PDF's printing module's
     (site/book_print.py)."""
     sys.path.insert(0, str(ROOT / "site"))
-    from book_print import BROWSERS, chinese_font, chromium
+    from book_print import BROWSERS, PAGED_JS, chinese_font, chromium
 
-    if Path(BROWSERS[0]).exists() and chinese_font():
+    if Path(BROWSERS[0]).exists() and chinese_font() and PAGED_JS.exists():
         return
     script = ROOT / ".ci" / "install-browser"
     if script.exists() and hasattr(os, "geteuid") and os.geteuid() == 0:
         run("bash", script)
-    elif Path(chromium()).exists() and chinese_font():
+    elif Path(chromium()).exists() and chinese_font() and PAGED_JS.exists():
         print(f"note: the browser tests use {chromium()}; Debian's "
               "`chromium-headless-shell` runs them with less CPU", flush=True)
     else:
         print("note: install Debian's `chromium-headless-shell` and "
-              "`fonts-wqy-microhei` (.ci/install-browser) for the browser "
-              "tests and the PDFs",
+              "`fonts-wqy-microhei`, and Paged.js (`npm ci`), as "
+              ".ci/install-browser does, for the browser tests and the PDFs",
               flush=True)
 
 
@@ -104,9 +105,11 @@ HELP = {
     "i18n": "Extract the English strings and merge them into "
             "locale/zh_CN/LC_MESSAGES/\n(new ones empty, changed ones fuzzy); "
             "print what is left to translate.",
-    "test": "Run the whole suite: nbval, tests/, site and browser checks.\n"
-            "Arguments go to pytest, e.g. `test -m \"not site\"`, "
-            "`test book/02_traversal.ipynb`, `test -n 0`.",
+    "test": "Run the suite: nbval, tests/, both editions of the site in a "
+            "browser;\n`test --pdf` prints the two PDFs and checks them "
+            "(CI runs both).\nArguments go to pytest, e.g. "
+            "`test -m \"not site\"`, `test book/02_traversal.ipynb`, "
+            "`test -n 0`.",
     "lab": "Open the chapters in JupyterLab; arguments go to `jupyter lab`\n"
            "(its own --help needs the environment: run `setup` first).",
     "export": "Write book/mininn/ from the notebooks' export cells.",
@@ -206,6 +209,13 @@ def main(argv):
             "-n", str(workers()), "--dist", "loadfile",
             # in conftest.py's order (longest first), not by test count
             "--no-loadscope-reorder"]
+        if "--pdf" in rest:  # the two PDFs: printed, then read page by page
+            rest = ["-m", "pdf", *(a for a in rest if a != "--pdf")]
+        elif not any(a.startswith("-m") or not a.startswith("-")
+                     for a in rest):
+            # everything else; the PDFs' Paged.js layout alone costs more
+            # CPU than the rest of the site (CI runs `test --pdf` as well)
+            rest = ["-m", "not pdf", *rest]
         start, before = time.perf_counter(), os.times()
         code = run(python, "-m", "pytest", *parallel, *rest, env=bytecode())
         after = os.times()

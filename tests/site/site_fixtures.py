@@ -2,8 +2,9 @@
 
 Both editions are built once per test run, at the same time: the English one
 with `jupyter-book build -W -n --keep-going --all .` into _build/html, the
-Chinese one with `tools/i18n.py build` into _build/html/zh (each prints its
-PDF: site/book_pdf.py). One server serves _build/html (the Chinese edition
+Chinese one with `tools/i18n.py build` into _build/html/zh; each prints its
+PDF (site/book_pdf.py) only in a run that reads the PDFs, `python3 tools/dev.py
+test --pdf` (the tests marked pdf). One server serves _build/html (the Chinese edition
 under zh/), and one Chromium per test process (playwright) browses it: two
 sync playwrights cannot share a process.
 
@@ -33,18 +34,21 @@ from checks import ANSWERED, BUILT, EDITIONS, HTML, PAGES, ROOT
 # --------------------------------------------------------------------------
 # Build (both editions, once per run), serve, browse.
 
-def expected_files(edition):
+def expected_files(edition, pdf):
     made = [d + ".html" for d in PAGES] + [book_zip.ZIP_NAME]
-    if book_print.pdf_possible()[0]:
+    if pdf and book_print.pdf_possible()[0]:
         made.append(book_pdf.PDF_NAME)
     return made
 
 
-def build_editions():
-    """Build both editions at once; {edition: {"returncode", "log", "stale":
-    the expected files this build did not write}}."""
+def build_editions(pdf):
+    """Build both editions at once, with their PDFs if `pdf`; {edition:
+    {"returncode", "log", "stale": the expected files this build did not
+    write}}."""
     start = time.time() - 1
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    if not pdf:
+        env["BOOK_PDF"] = "0"  # book_print.pdf_possible()
     commands = {
         "en": [str(Path(sys.executable).parent / "jupyter-book"), "build",
                "-W", "-n", "--keep-going", "--all", "."],
@@ -59,7 +63,8 @@ def build_editions():
         folder = EDITIONS[edition]
         results[edition] = {
             "returncode": process.returncode, "log": log,
-            "stale": [name for name in expected_files(edition)
+            "pdf": pdf and book_print.pdf_possible()[0],
+            "stale": [name for name in expected_files(edition, pdf)
                       if not (folder / name).exists()
                       or (folder / name).stat().st_mtime < start]}
     return results
@@ -68,16 +73,21 @@ def build_editions():
 @pytest.fixture(scope="session")
 def builds(request, tmp_path_factory):
     if BUILT:
-        return {edition: {"returncode": None, "log": "", "stale": []}
-                for edition in EDITIONS}
+        return {edition: {"returncode": None, "log": "", "stale": [],
+                          "pdf": (folder / book_pdf.PDF_NAME).exists()}
+                for edition, folder in EDITIONS.items()}
+    # the PDFs only for a run that reads them (tests marked pdf): every
+    # pytest-xdist worker collects the whole selection, so all agree
+    pdf = any(item.get_closest_marker("pdf")
+              for item in request.session.items)
     if not hasattr(request.config, "workerinput"):  # one process
-        return build_editions()
+        return build_editions(pdf)
     shared = tmp_path_factory.getbasetemp().parent / "site-builds.json"
     from filelock import FileLock
 
     with FileLock(f"{shared}.lock"):
         if not shared.exists():
-            shared.write_text(json.dumps(build_editions()))
+            shared.write_text(json.dumps(build_editions(pdf)))
         return json.loads(shared.read_text())
 
 
