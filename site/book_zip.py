@@ -66,7 +66,7 @@ folder it sits in. `book/intro.md` is the book's introduction and
 
 Install once, while you are online; after that everything runs offline.
 The notebooks were run with Python {pythons} (the book's tests run chapter 1
-from this zip); they need Python 3.11 or newer and about 1 GB of disk.
+from this zip), the version to use; they need about 1 GB of disk.
 
 1. Make an environment, in this folder:
 
@@ -126,8 +126,8 @@ ZIP_README_ZH = """\
 ## 运行
 
 只需联网安装一次，之后一切都可离线运行。这些笔记本用 Python {pythons}
-运行过（本书的测试会从这个 zip 运行第 1 章）；需要 Python 3.11 或更新版本，
-以及约 1 GB 磁盘空间。
+运行过（本书的测试会从这个 zip 运行第 1 章），请使用这个版本；
+需要约 1 GB 磁盘空间。
 
 1. 在这个文件夹里创建一个环境：
 
