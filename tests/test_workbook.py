@@ -94,3 +94,14 @@ def test_a_reader_sees_what_torch_does_where_their_code_differs(proof):
         in shown
     assert "your code:      [" in shown
     assert "Traceback" not in shown and len(shown.splitlines()) < 25
+
+
+def test_the_page_shows_what_that_check_prints(proof):
+    # book/workbook.md quotes the check above; "..." stands for lines left out
+    page = (mutants.ROOT / "book" / "workbook.md").read_text(encoding="utf-8")
+    (quoted,) = [block for block in page.split("```")
+                 if block.lstrip().startswith("check('named_modules')")]
+    printed = proof["shown"].splitlines()
+    missing = [line for line in quoted.strip("\n").splitlines()
+               if line.strip() != "..." and line not in printed]
+    assert not missing, missing
