@@ -274,3 +274,15 @@ def test_every_device_cell_picks_cuda_when_it_is_available(notebook):
             if re.match(r"device\s*=", line):  # a top-level choice
                 assert gpu_run.DEVICE_PICK.fullmatch(
                     line.split("=", 1)[1].strip()), line
+
+
+def test_a_phone_drawing_is_folded_in_jupyterlab(notebook):
+    # the narrow twin of a wide figure (class phone-figure) shows on the
+    # site at <= 700 px only; in JupyterLab its output starts folded, so a
+    # reader running the notebook meets each figure once
+    _, nb = notebook
+    unfolded = [c.get("id") for c in code_cells(nb)
+                if c.metadata.get("mystnb", {}).get("image", {})
+                .get("classes") == "phone-figure"
+                and not c.metadata.get("jupyter", {}).get("outputs_hidden")]
+    assert not unfolded, unfolded
