@@ -221,6 +221,12 @@ def in_the_workbook(selected) -> int:
                 print(f"{verdict} {notebook}/{mutant_id}"
                       + (f" (its own check({start!r}) passed)" if later
                          else ""), flush=True)
+            wrong = [p for p, (_, bad) in proof["in order"].items() if bad]
+            total, missed = total + 1, missed + bool(wrong)
+            print(f"{'ok' if not wrong else 'WRONG':12} {notebook}: "
+                  "written in order, each check passes with the book's "
+                  "code after its piece" + (f"; not: {wrong}" if wrong
+                                            else ""), flush=True)
             for run, want in (("stubs", "fail"), ("book", "pass")):
                 wrong = [p for p, (_, bad) in proof[run].items()
                          if bool(bad) != (want == "fail")]

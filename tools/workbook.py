@@ -228,6 +228,76 @@ def run_tests(chapter, test_file, tests, reader, stop_at_first=False):
     return STATE
 
 
+@contextlib.contextmanager
+def _book_pieces(spec, reader, pieces):
+    """The book's own functions of `pieces` (the ones after the piece being
+    checked) in the reader's namespace while a check runs, put back after:
+    a test of the checked piece that also calls a later one then sees the
+    reader's code only in what the reader has written so far. The book's
+    definitions come from the workbook's mininn/ (which holds them for the
+    imports of later chapters), compiled in the reader's namespace."""
+    import ast
+
+    wanted = {(name, owner) for piece in pieces
+              for name, owner in spec["defs"].get(piece, ())}
+    tree = ast.parse((HERE / "mininn" / f"{spec['module']}.py").read_text(
+        encoding="utf-8"))
+    namespace, saved = vars(reader), []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        owner = next((d.args[0].id for d in node.decorator_list
+                      if isinstance(d, ast.Call) and getattr(
+                          d.func, "id", None) == "add_to_class"), None)
+        if (node.name, owner) not in wanted:
+            continue
+        node.decorator_list = [d for d in node.decorator_list
+                               if not (isinstance(d, ast.Call) and getattr(
+                                   d.func, "id", None) == "add_to_class")]
+        made = {}
+        exec(compile(ast.Module([node], []), "<the book's code>", "exec"),
+             namespace, made)
+        home = namespace[owner] if owner else None
+        if home is None:
+            saved.append((namespace, node.name, namespace.get(node.name)))
+            namespace[node.name] = made[node.name]
+        else:
+            saved.append((home, node.name, vars(home).get(node.name)))
+            setattr(home, node.name, made[node.name])
+    try:
+        yield
+    finally:
+        for home, name, before in reversed(saved):
+            if isinstance(home, dict):
+                home.pop(name, None) if before is None else home.update(
+                    {name: before})
+            elif before is None:
+                delattr(home, name)
+            else:
+                setattr(home, name, before)
+
+
+def check_piece(spec, piece, reader, stop_at_first=False):
+    """[(test, passed)] and the first failure's lines, for `piece`: its own
+    tests on the reader's code, then the tests of later pieces that call
+    it, with the book's code standing in for those later pieces."""
+    own, also = spec["checks"].get(piece, []), spec.get("also", {}).get(
+        piece, [])
+    results, first = [], None
+    if own:  # (run_tests runs the whole file when given no test)
+        state = run_tests(spec["module"], spec["test_file"], own, reader,
+                          stop_at_first)
+        results, first = list(state.results), state.first
+    if also and not (stop_at_first and first):
+        later = spec["pieces"][spec["pieces"].index(piece) + 1:]
+        with _book_pieces(spec, reader, later):
+            state = run_tests(spec["module"], spec["test_file"], also,
+                              reader, stop_at_first)
+        results += state.results
+        first = first or state.first
+    return results, first
+
+
 def _load_map():
     return json.loads((HERE / MAP_FILE).read_text(encoding="utf-8"))
 
@@ -239,7 +309,7 @@ def checks_for(notebook):
     def check(piece):
         """Run the book's tests of `piece` on your code; print what differs
         from torch.nn."""
-        if piece not in spec["checks"]:
+        if piece not in spec["checks"] and piece not in spec.get("also", {}):
             print(f"no check named {piece!r}; this chapter has: "
                   + ", ".join(spec["checks"]))
             return
@@ -247,16 +317,25 @@ def checks_for(notebook):
         if not hasattr(reader, "Module"):
             print("Run the cells above first: there is no Module yet.")
             return
-        tests = spec["checks"][piece]
-        state = run_tests(spec["module"], spec["test_file"], tests, reader)
-        passed = sum(ok for _, ok in state.results)
+        tests = (spec["checks"].get(piece, [])
+                 + spec.get("also", {}).get(piece, []))
+        results, first = check_piece(spec, piece, reader)
+        passed = sum(ok for _, ok in results)
         print(f"check({piece!r}): {passed} of {len(tests)} behaviours "
               "as in torch.nn")
-        for name, ok in state.results:
-            print(f"  {'passed' if ok else 'FAILED'}  {_behaviour(name)}")
-        if state.first:
-            print("\n".join(state.first))
-        elif len(state.results) < len(tests):
+        own = set(spec["checks"].get(piece, []))
+        for name, ok in results:
+            if name.partition("[")[0] in own or name in own or not ok:
+                print(f"  {'passed' if ok else 'FAILED'}  {_behaviour(name)}")
+        used = [ok for name, ok in results
+                if name not in own and name.partition("[")[0] not in own]
+        if used:
+            print(f"  and {sum(used)} of {len(used)} behaviours of the "
+                  "later pieces that use it (the book's code standing in "
+                  "for them)")
+        if first:
+            print("\n".join(first))
+        elif len(results) < len(tests):
             print("  (some tests did not run: is a cell above not run?)")
     return check
 
@@ -287,6 +366,7 @@ def measure(spec):
     STATE = _State()
     order = spec["pieces"]
     checks, later, untouched = {p: [] for p in order}, [], []
+    also = {p: [] for p in order}
     for name, ok in state.results:
         pieces = {spec["qualnames"].get(q) for q in state.calls.get(name, ())}
         pieces.discard(None)
@@ -301,8 +381,16 @@ def measure(spec):
         elif not pieces:
             untouched.append(name)
         else:
-            checks[max(pieces, key=order.index)].append(name)
-    return {p: t for p, t in checks.items() if t}, later, untouched
+            last = max(pieces, key=order.index)
+            checks[last].append(name)
+            # the earlier pieces it calls check it too, with the book's
+            # code for the later ones, where those are functions
+            for piece in pieces - {last}:
+                after = order[order.index(piece) + 1:]
+                if not set(after) & set(spec["class_pieces"]):
+                    also[piece].append(name)
+    return ({p: t for p, t in checks.items() if t}, later, untouched,
+            {p: t for p, t in also.items() if t})
 
 
 def prove(spec, cells, start_piece=None, stop_at_first=False):
@@ -315,13 +403,14 @@ def prove(spec, cells, start_piece=None, stop_at_first=False):
     for number, source in enumerate(cells):
         exec(compile(source, f"<reader's cell {number}>", "exec"), vars(main))
     counts, started = {}, start_piece is None
-    for piece, tests in spec["checks"].items():
+    for piece in spec["pieces"]:
+        tests = (spec["checks"].get(piece, [])
+                 + spec.get("also", {}).get(piece, []))
         started = started or piece == start_piece
-        if not started:
+        if not started or not tests:
             continue
-        state = run_tests(spec["module"], spec["test_file"], tests, main,
-                          stop_at_first)
-        passed = sum(ok for _, ok in state.results)
+        results, _ = check_piece(spec, piece, main, stop_at_first)
+        passed = sum(ok for _, ok in results)
         counts[piece] = [passed, len(tests) - passed]  # not run: failed
         if start_piece and passed < len(tests):
             break
@@ -334,9 +423,9 @@ def _command(argv):
     if what == "--map":
         done = {}
         for notebook, spec in todo.items():
-            checks, later, untouched = measure(spec)
+            checks, later, untouched, also = measure(spec)
             done[notebook] = {"checks": checks, "later": later,
-                              "untouched": untouched}
+                              "untouched": untouched, "also": also}
     else:  # --prove: {name: {"chapter", "cells", "start", "show"}}; all
         # but "book" stop at a check's first failure, a mutant (with a
         # start) at the first failing check; "show": what its check cell
@@ -492,7 +581,8 @@ def workbook_notebook(path, spec, of_cell, hints):
             cell.source = stub(cell.source, hints)
         cells.append(cell)
         piece = of_cell.get(cell.get("id"))
-        if "export" in tags and piece in spec["checks"]:
+        if "export" in tags and (piece in spec["checks"]
+                                 or piece in spec.get("also", {})):
             cells.append(_cell("code", f"check({piece!r})",
                                f"check-{cell.id}"))
     nb.cells = cells
@@ -512,10 +602,19 @@ def _specs(selected=()):
         (test_file,) = chapter.tests
         module = json.loads(chapter.notebook.read_text())["metadata"].get(
             "mininn", {}).get("module", chapter.stem[3:])
-        specs[chapter.stem] = {"module": module,
-                               "test_file": Path(test_file).name,
-                               "pieces": order, "qualnames": qualnames,
-                               "cells": of_cell}
+        from export import definitions
+        found = {c["id"]: definitions(c["source"], nested=False)
+                 for c in cells if c["id"] in of_cell}
+        specs[chapter.stem] = {
+            "module": module, "test_file": Path(test_file).name,
+            "pieces": order, "qualnames": qualnames, "cells": of_cell,
+            # what the book's code can stand in for while an earlier
+            # piece is checked (_book_pieces): functions, not classes
+            "class_pieces": sorted({of_cell[i] for i, defs in found.items()
+                                    if any(k == "class" for k, _, _ in defs)}),
+            "defs": {of_cell[i]: [[name, owner] for kind, name, owner in defs
+                                  if kind != "class"]
+                     for i, defs in found.items()}}
         lists[chapter.stem] = chapter
     return specs, lists
 
@@ -640,7 +739,9 @@ def proofs(out, selected=(), show=None):
     """Run the written workbook's checks (in `out`) on the stubs, on the
     book's own cells, and on the book's cells with each listed bug typed
     in. Returns {chapter: {"stubs": {piece: [passed, failed]}, "book":
-    ..., "mutants": {id: (piece its check starts at, {piece: counts})},
+    ..., "in order": {piece: its counts with the book's cells up to it
+    and stubs after}, "mutants": {id: (piece its check starts at, {piece:
+    counts})},
     "shown": what the check cell of the bug `show` prints}}."""
     specs, lists = _specs(selected)
     results = {}
@@ -649,8 +750,8 @@ def proofs(out, selected=(), show=None):
         cells = {c["id"]: "".join(c["source"]) for c in nb["cells"]
                  if "export" in c["metadata"].get("tags", [])}
         ids = list(cells)
-        checked = json.loads((out / "book" / MAP_FILE).read_text())[
-            notebook]["checks"]
+        mapped = json.loads((out / "book" / MAP_FILE).read_text())[notebook]
+        checked = set(mapped["checks"]) | set(mapped.get("also", {}))
         jobs = {"stubs": {"cells": [stub(c) for c in cells.values()],
                           "start": None},
                 "book": {"cells": list(cells.values()), "start": None}}
@@ -666,14 +767,28 @@ def proofs(out, selected=(), show=None):
             starts[mutant.id] = start
             jobs[mutant.id] = {"cells": list(mutated.values()),
                                "start": start, "show": mutant.id == show}
+        # a reader who writes the pieces in order, rightly: the book's
+        # cells up to each checked piece, stubs after it (the book's code
+        # stands in for those while its check runs)
+        order = specs[notebook]["pieces"]
+        for piece in (p for p in order if p in checked):
+            upto = order.index(piece)
+            jobs[f"in order: {piece}"] = {"start": piece, "cells": [
+                source if order.index(specs[notebook]["cells"].get(
+                    i, order[0])) <= upto else stub(source)
+                for i, source in cells.items()]}
         for job in jobs.values():
             job["chapter"] = notebook
         done = in_workbook(out / "book", "--prove", jobs)
         shown = ""
         if show in done:
             shown, done[show] = done[show]["shown"], done[show]["counts"]
+        in_order = {name.removeprefix("in order: "): done.pop(name)[
+            name.removeprefix("in order: ")]
+            for name in [n for n in done if n.startswith("in order: ")]}
         results[notebook] = {
             "stubs": done.pop("stubs"), "book": done.pop("book"),
+            "in order": in_order,
             "mutants": {m: (starts[m], counts) for m, counts in done.items()},
             "shown": shown}
     return results
