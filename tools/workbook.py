@@ -228,76 +228,6 @@ def run_tests(chapter, test_file, tests, reader, stop_at_first=False):
     return STATE
 
 
-@contextlib.contextmanager
-def _book_pieces(spec, reader, pieces):
-    """The book's own functions of `pieces` (the ones after the piece being
-    checked) in the reader's namespace while a check runs, put back after:
-    a test of the checked piece that also calls a later one then sees the
-    reader's code only in what the reader has written so far. The book's
-    definitions come from the workbook's mininn/ (which holds them for the
-    imports of later chapters), compiled in the reader's namespace."""
-    import ast
-
-    wanted = {(name, owner) for piece in pieces
-              for name, owner in spec["defs"].get(piece, ())}
-    tree = ast.parse((HERE / "mininn" / f"{spec['module']}.py").read_text(
-        encoding="utf-8"))
-    namespace, saved = vars(reader), []
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        owner = next((d.args[0].id for d in node.decorator_list
-                      if isinstance(d, ast.Call) and getattr(
-                          d.func, "id", None) == "add_to_class"), None)
-        if (node.name, owner) not in wanted:
-            continue
-        node.decorator_list = [d for d in node.decorator_list
-                               if not (isinstance(d, ast.Call) and getattr(
-                                   d.func, "id", None) == "add_to_class")]
-        made = {}
-        exec(compile(ast.Module([node], []), "<the book's code>", "exec"),
-             namespace, made)
-        home = namespace[owner] if owner else None
-        if home is None:
-            saved.append((namespace, node.name, namespace.get(node.name)))
-            namespace[node.name] = made[node.name]
-        else:
-            saved.append((home, node.name, vars(home).get(node.name)))
-            setattr(home, node.name, made[node.name])
-    try:
-        yield
-    finally:
-        for home, name, before in reversed(saved):
-            if isinstance(home, dict):
-                home.pop(name, None) if before is None else home.update(
-                    {name: before})
-            elif before is None:
-                delattr(home, name)
-            else:
-                setattr(home, name, before)
-
-
-def check_piece(spec, piece, reader, stop_at_first=False):
-    """[(test, passed)] and the first failure's lines, for `piece`: its own
-    tests on the reader's code, then the tests of later pieces that call
-    it, with the book's code standing in for those later pieces."""
-    own, also = spec["checks"].get(piece, []), spec.get("also", {}).get(
-        piece, [])
-    results, first = [], None
-    if own:  # (run_tests runs the whole file when given no test)
-        state = run_tests(spec["module"], spec["test_file"], own, reader,
-                          stop_at_first)
-        results, first = list(state.results), state.first
-    if also and not (stop_at_first and first):
-        later = spec["pieces"][spec["pieces"].index(piece) + 1:]
-        with _book_pieces(spec, reader, later):
-            state = run_tests(spec["module"], spec["test_file"], also,
-                              reader, stop_at_first)
-        results += state.results
-        first = first or state.first
-    return results, first
-
-
 def _load_map():
     return json.loads((HERE / MAP_FILE).read_text(encoding="utf-8"))
 
@@ -309,7 +239,7 @@ def checks_for(notebook):
     def check(piece):
         """Run the book's tests of `piece` on your code; print what differs
         from torch.nn."""
-        if piece not in spec["checks"] and piece not in spec.get("also", {}):
+        if piece not in spec["checks"]:
             print(f"no check named {piece!r}; this chapter has: "
                   + ", ".join(spec["checks"]))
             return
@@ -317,25 +247,16 @@ def checks_for(notebook):
         if not hasattr(reader, "Module"):
             print("Run the cells above first: there is no Module yet.")
             return
-        tests = (spec["checks"].get(piece, [])
-                 + spec.get("also", {}).get(piece, []))
-        results, first = check_piece(spec, piece, reader)
-        passed = sum(ok for _, ok in results)
+        tests = spec["checks"][piece]
+        state = run_tests(spec["module"], spec["test_file"], tests, reader)
+        passed = sum(ok for _, ok in state.results)
         print(f"check({piece!r}): {passed} of {len(tests)} behaviours "
               "as in torch.nn")
-        own = set(spec["checks"].get(piece, []))
-        for name, ok in results:
-            if name.partition("[")[0] in own or name in own or not ok:
-                print(f"  {'passed' if ok else 'FAILED'}  {_behaviour(name)}")
-        used = [ok for name, ok in results
-                if name not in own and name.partition("[")[0] not in own]
-        if used:
-            print(f"  and {sum(used)} of {len(used)} behaviours of the "
-                  "later pieces that use it (the book's code standing in "
-                  "for them)")
-        if first:
-            print("\n".join(first))
-        elif len(results) < len(tests):
+        for name, ok in state.results:
+            print(f"  {'passed' if ok else 'FAILED'}  {_behaviour(name)}")
+        if state.first:
+            print("\n".join(state.first))
+        elif len(state.results) < len(tests):
             print("  (some tests did not run: is a cell above not run?)")
     return check
 
@@ -366,7 +287,6 @@ def measure(spec):
     STATE = _State()
     order = spec["pieces"]
     checks, later, untouched = {p: [] for p in order}, [], []
-    also = {p: [] for p in order}
     for name, ok in state.results:
         pieces = {spec["qualnames"].get(q) for q in state.calls.get(name, ())}
         pieces.discard(None)
@@ -381,16 +301,8 @@ def measure(spec):
         elif not pieces:
             untouched.append(name)
         else:
-            last = max(pieces, key=order.index)
-            checks[last].append(name)
-            # the earlier pieces it calls check it too, with the book's
-            # code for the later ones, where those are functions
-            for piece in pieces - {last}:
-                after = order[order.index(piece) + 1:]
-                if not set(after) & set(spec["class_pieces"]):
-                    also[piece].append(name)
-    return ({p: t for p, t in checks.items() if t}, later, untouched,
-            {p: t for p, t in also.items() if t})
+            checks[max(pieces, key=order.index)].append(name)
+    return {p: t for p, t in checks.items() if t}, later, untouched
 
 
 def prove(spec, cells, start_piece=None, stop_at_first=False):
@@ -403,14 +315,13 @@ def prove(spec, cells, start_piece=None, stop_at_first=False):
     for number, source in enumerate(cells):
         exec(compile(source, f"<reader's cell {number}>", "exec"), vars(main))
     counts, started = {}, start_piece is None
-    for piece in spec["pieces"]:
-        tests = (spec["checks"].get(piece, [])
-                 + spec.get("also", {}).get(piece, []))
+    for piece, tests in spec["checks"].items():
         started = started or piece == start_piece
-        if not started or not tests:
+        if not started:
             continue
-        results, _ = check_piece(spec, piece, main, stop_at_first)
-        passed = sum(ok for _, ok in results)
+        state = run_tests(spec["module"], spec["test_file"], tests, main,
+                          stop_at_first)
+        passed = sum(ok for _, ok in state.results)
         counts[piece] = [passed, len(tests) - passed]  # not run: failed
         if start_piece and passed < len(tests):
             break
@@ -423,9 +334,9 @@ def _command(argv):
     if what == "--map":
         done = {}
         for notebook, spec in todo.items():
-            checks, later, untouched, also = measure(spec)
+            checks, later, untouched = measure(spec)
             done[notebook] = {"checks": checks, "later": later,
-                              "untouched": untouched, "also": also}
+                              "untouched": untouched}
     else:  # --prove: {name: {"chapter", "cells", "start", "show"}}; all
         # but "book" stop at a check's first failure, a mutant (with a
         # start) at the first failing check; "show": what its check cell
@@ -581,8 +492,7 @@ def workbook_notebook(path, spec, of_cell, hints):
             cell.source = stub(cell.source, hints)
         cells.append(cell)
         piece = of_cell.get(cell.get("id"))
-        if "export" in tags and (piece in spec["checks"]
-                                 or piece in spec.get("also", {})):
+        if "export" in tags and piece in spec["checks"]:
             cells.append(_cell("code", f"check({piece!r})",
                                f"check-{cell.id}"))
     nb.cells = cells
@@ -602,19 +512,10 @@ def _specs(selected=()):
         (test_file,) = chapter.tests
         module = json.loads(chapter.notebook.read_text())["metadata"].get(
             "mininn", {}).get("module", chapter.stem[3:])
-        from export import definitions
-        found = {c["id"]: definitions(c["source"], nested=False)
-                 for c in cells if c["id"] in of_cell}
-        specs[chapter.stem] = {
-            "module": module, "test_file": Path(test_file).name,
-            "pieces": order, "qualnames": qualnames, "cells": of_cell,
-            # what the book's code can stand in for while an earlier
-            # piece is checked (_book_pieces): functions, not classes
-            "class_pieces": sorted({of_cell[i] for i, defs in found.items()
-                                    if any(k == "class" for k, _, _ in defs)}),
-            "defs": {of_cell[i]: [[name, owner] for kind, name, owner in defs
-                                  if kind != "class"]
-                     for i, defs in found.items()}}
+        specs[chapter.stem] = {"module": module,
+                               "test_file": Path(test_file).name,
+                               "pieces": order, "qualnames": qualnames,
+                               "cells": of_cell}
         lists[chapter.stem] = chapter
     return specs, lists
 
@@ -750,8 +651,8 @@ def proofs(out, selected=(), show=None):
         cells = {c["id"]: "".join(c["source"]) for c in nb["cells"]
                  if "export" in c["metadata"].get("tags", [])}
         ids = list(cells)
-        mapped = json.loads((out / "book" / MAP_FILE).read_text())[notebook]
-        checked = set(mapped["checks"]) | set(mapped.get("also", {}))
+        checked = json.loads((out / "book" / MAP_FILE).read_text())[
+            notebook]["checks"]
         jobs = {"stubs": {"cells": [stub(c) for c in cells.values()],
                           "start": None},
                 "book": {"cells": list(cells.values()), "start": None}}
@@ -768,8 +669,7 @@ def proofs(out, selected=(), show=None):
             jobs[mutant.id] = {"cells": list(mutated.values()),
                                "start": start, "show": mutant.id == show}
         # a reader who writes the pieces in order, rightly: the book's
-        # cells up to each checked piece, stubs after it (the book's code
-        # stands in for those while its check runs)
+        # cells up to each checked piece, stubs after it
         order = specs[notebook]["pieces"]
         for piece in (p for p in order if p in checked):
             upto = order.index(piece)
