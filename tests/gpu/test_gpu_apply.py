@@ -9,16 +9,32 @@ from pathlib import Path
 import pytest
 import torch
 from helpers import error_of, fp32_precision_restored
-from support import make_mlp
+from support import make_mlp, with_grads
 
 pytestmark = pytest.mark.gpu
 CHAPTER_6 = Path(__file__).parents[2] / "book" / "06_apply.ipynb"
 
 
-def with_grads(model):
-    torch.manual_seed(1)
-    model(torch.randn(16, 4)).sum().backward()
-    return model
+def convnet(nn):
+    """A small net of chapter 9's kind, seeded: two convolutions, a head."""
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+        nn.MaxPool2d(2), nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),
+        nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16 * 7 * 7, 10))
+
+
+@pytest.fixture
+def deterministic():
+    """Deterministic kernels only, as chapter 9 trains its twins: the same
+    operations on the same numbers give the same bits."""
+    before = (torch.are_deterministic_algorithms_enabled(),
+              torch.backends.cudnn.deterministic)
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.deterministic = True
+    yield
+    torch.use_deterministic_algorithms(before[0])
+    torch.backends.cudnn.deterministic = before[1]
 
 
 def snapshot(model, convert):
@@ -112,7 +128,7 @@ def test_a_failed_move_raises_torch_nns_error(both, label, record_property):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("net", ["mlp", "convnet"])
 def test_half_precision_forward_is_bit_identical(both, net, dtype, mode,
-                                                 convnet, deterministic):
+                                                 deterministic):
     build, shape = {"mlp": (make_mlp, (32, 4)),
                     "convnet": (convnet, (16, 1, 28, 28))}[net]
     torch.manual_seed(2)
@@ -128,7 +144,7 @@ def test_half_precision_forward_is_bit_identical(both, net, dtype, mode,
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_autocast_gives_the_same_dtypes_outputs_and_grads(both, dtype, convnet,
+def test_autocast_gives_the_same_dtypes_outputs_and_grads(both, dtype,
                                                           deterministic):
     seen = []
     for nn in both:
@@ -177,57 +193,42 @@ def test_a_non_blocking_copy_to_the_host_is_read_too_early():
 
 def chapter_6_gpu_tolerance():
     """gpu_tolerance() as chapter 6 defines it (its own code, not a copy)."""
-    for cell in json.loads(CHAPTER_6.read_text(encoding="utf-8"))["cells"]:
-        source = "".join(cell["source"])
-        if "def gpu_tolerance" not in source:
-            continue
-        for node in ast.parse(source).body:
-            if getattr(node, "name", None) == "gpu_tolerance":
-                scope = {"torch": torch, "os": os}
-                exec(compile(ast.Module([node], []), CHAPTER_6.name, "exec"),
-                     scope)
-                return scope["gpu_tolerance"]
-    raise AssertionError("chapter 6 has no gpu_tolerance()")
-
-
-def max_diff(a, b):
-    return float((a.double().cpu() - b.double()).abs().max())
+    cells = json.loads(CHAPTER_6.read_text(encoding="utf-8"))["cells"]
+    source = next(text for text in ("".join(c["source"]) for c in cells)
+                  if "def gpu_tolerance" in text)
+    [node] = [n for n in ast.parse(source).body
+              if getattr(n, "name", None) == "gpu_tolerance"]
+    scope = {"torch": torch, "os": os}
+    exec(ast.unparse(node), scope)
+    return scope["gpu_tolerance"]
 
 
 @pytest.mark.parametrize("tf32", ["ieee", "tf32"])
-@pytest.mark.parametrize("batch", [16, 64])
-def test_chapter_6s_model_on_the_gpu_is_within_its_tolerance(
-        nn, batch, tf32, monkeypatch, record_property):
-    """TF32 off: gpu_tolerance()'s full-float32 tolerance; on: the one it
-    keeps for the cuBLAS override."""
-    if tf32 == "tf32":
-        monkeypatch.setenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1")
+@pytest.mark.parametrize("net, batch", [("mlp", 16), ("mlp", 64),
+                                        ("convnet", 64)])
+def test_a_model_on_the_gpu_is_within_its_chapters_tolerance(
+        nn, net, batch, tf32, monkeypatch, record_property):
+    """Chapter 6's MLP within gpu_tolerance()'s (TF32 on: the one it keeps
+    for the cuBLAS override); chapter 9's convnet within the one it compares
+    its GPU with the CPU by (cell fc264734)."""
+    if net == "mlp":
+        build, shape, tolerance = make_mlp, (batch, 4), None
+        if tf32 == "tf32":
+            monkeypatch.setenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1")
+    else:
+        build, shape = convnet, (batch, 1, 28, 28)
+        tolerance = {"rtol": 1e-2, "atol": 1e-2}
     torch.manual_seed(batch)
-    x = torch.randn(batch, 4)
-    reference = make_mlp(nn, outputs=3).eval()
-    model = make_mlp(nn, outputs=3).eval().cuda()
+    x = torch.randn(shape)
+    reference, model = build(nn).eval(), build(nn).eval().cuda()
     with fp32_precision_restored(), torch.no_grad():
-        tolerance = chapter_6_gpu_tolerance()()  # pins "ieee"
+        tolerance = tolerance or chapter_6_gpu_tolerance()()  # pins "ieee"
         torch.backends.cuda.matmul.fp32_precision = tf32
         torch.backends.cudnn.conv.fp32_precision = tf32
-        out, expected = model(x.cuda()), reference(x)
-    record_property("max |gpu - cpu|", f"{max_diff(out, expected):.2e}")
-    torch.testing.assert_close(out.cpu(), expected, **tolerance)
-
-
-@pytest.mark.parametrize("tf32", ["ieee", "tf32"])
-def test_a_convnet_on_the_gpu_is_within_chapter_9s_tolerance(
-        nn, tf32, convnet, record_property):
-    torch.manual_seed(5)
-    x = torch.randn(64, 1, 28, 28)
-    reference, model = convnet(nn).eval(), convnet(nn).eval().cuda()
-    with fp32_precision_restored(), torch.no_grad():
-        torch.backends.cuda.matmul.fp32_precision = tf32
-        torch.backends.cudnn.conv.fp32_precision = tf32
-        out, expected = model(x.cuda()), reference(x)
-    record_property("max |gpu - cpu|", f"{max_diff(out, expected):.2e}")
-    # chapter 9 compares its GPU with the CPU so (cell fc264734)
-    torch.testing.assert_close(out.cpu(), expected, rtol=1e-2, atol=1e-2)
+        out, expected = model(x.cuda()).cpu(), reference(x)
+    gap = float((out.double() - expected.double()).abs().max())
+    record_property("max |gpu - cpu|", f"{gap:.2e}")
+    torch.testing.assert_close(out, expected, **tolerance)
 
 
 def test_tf32_changes_a_product_exactly_where_the_gpu_has_it():

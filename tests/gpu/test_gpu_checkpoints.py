@@ -60,19 +60,14 @@ def wrap(model):
     return wrapped
 
 
-def test_data_parallel_on_one_gpu_moves_the_model_when_it_wraps_it(nn):
-    model = make_mlp(nn).eval()
-    wrapped = wrap(model)
-    assert wrapped.device_ids == [0]
-    assert all(t.device == torch.device("cuda", 0)
-               for t in [*model.parameters(), *model.buffers()])
-
-
-def test_data_parallel_on_one_gpu_calls_the_model_itself(both):
+def test_data_parallel_on_one_gpu_moves_the_model_and_calls_it_itself(both):
     outputs = []
     for nn in both:
         model = make_mlp(nn).eval()
-        wrapped = wrap(model)
+        wrapped = wrap(model)  # moves the model to the GPU at once
+        assert wrapped.device_ids == [0]
+        assert all(t.device == torch.device("cuda", 0)
+                   for t in [*model.parameters(), *model.buffers()])
         torch.manual_seed(4)
         x = torch.randn(16, 4)
         with torch.no_grad():
