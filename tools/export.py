@@ -1,14 +1,8 @@
-"""Write the package book/mininn/ from the notebooks' cells tagged `export`.
-
-`book/NN_name.ipynb` -> `book/mininn/name.py`, under a banner naming the
-notebook; a notebook's metadata may pick a shorter file name with
-`"mininn": {"module": "layers"}` (03_call_and_layers -> layers.py).
-`__init__.py` is generated too: it hands out the finished Module lazily, so
-`import mininn.registration` never pulls in later chapters.
-
-    python tools/export.py            # write book/mininn/
-    python tools/export.py --out DIR  # write elsewhere (the sync test does)
-"""
+"""Write the package book/mininn/ from the notebooks' cells tagged `export`:
+`book/NN_name.ipynb` -> `book/mininn/name.py` (a notebook's metadata may
+pick a shorter name: `"mininn": {"module": "layers"}`), and an `__init__.py`
+that hands out the finished Module lazily, so `import mininn.registration`
+never pulls in later chapters. `--out DIR` writes elsewhere."""
 import argparse
 import ast
 import io
@@ -75,20 +69,15 @@ def __dir__():
 def exported(path: Path) -> tuple[str, str]:
     """(module name, source) of one chapter notebook."""
     nb = nbformat.read(path, as_version=4)
-    cells = [
-        c.source.strip()
-        for c in nb.cells
-        if c.cell_type == "code" and "export" in c.metadata.get("tags", [])
-    ]
+    cells = [c.source.strip() for c in nb.cells if c.cell_type == "code"
+             and "export" in c.metadata.get("tags", [])]
     default = CHAPTER.match(path.name).group(2)
     name = nb.metadata.get("mininn", {}).get("module", default)
     return name, "\n\n\n".join(cells)
 
 
-# --------------------------------------------------------------------------
-# What a piece of source defines. One function, used here and by the
-# website's index (site/book_search.py), so the two never disagree.
-
+# What a piece of source defines: one function, used here, by the website's
+# index (site/book_search.py) and the workbook, so they never disagree.
 def added_to(node) -> str | None:
     """The class X of a function decorated `@add_to_class(X)`, else None."""
     for d in getattr(node, "decorator_list", []):
@@ -98,14 +87,12 @@ def added_to(node) -> str | None:
     return None
 
 
-def definitions(source: str, nested: bool = True
-                ) -> list[tuple[str, str, str | None]]:
+def definitions(source: str) -> list[tuple[str, str, str | None]]:
     """(kind, name, owner) for each top-level definition of `source`:
     ("class", "Linear", None), ("function", "_check_name", None),
     ("method", "register_buffer", "Module") for `@add_to_class(Module)`
-    and for a method written in a class body ("method", "forward",
-    "Linear"; left out with nested=False). Source that does not parse
-    defines nothing."""
+    and for a method in a class body. Source that does not parse defines
+    nothing."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -115,8 +102,7 @@ def definitions(source: str, nested: bool = True
         if isinstance(node, ast.ClassDef):
             found.append(("class", node.name, None))
             found += [("method", m.name, node.name) for m in node.body
-                      if nested and isinstance(
-                          m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                      if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             owner = added_to(node)
             found.append(("method" if owner else "function", node.name, owner))
@@ -130,32 +116,25 @@ def public_names(source: str) -> list[str]:
             and name != "add_to_class"]
 
 
-# --------------------------------------------------------------------------
-# Classes whole. In the notebook a class is defined in one cell and grows
-# methods in later cells with @add_to_class(X); in the package, the methods
-# a chapter adds to a class *that chapter defines* are moved into the class
-# body, so the file reads as a library (d2l's library build does the same).
-# @add_to_class stays only for classes of earlier chapters: the spine.
+# Classes whole: the methods a chapter adds with @add_to_class(X) to a class
+# X *that chapter defines* move into the class body, so the file reads as a
+# library (as d2l's library build does); @add_to_class stays for classes of
+# earlier chapters.
 
 def _string_interiors(source: str) -> set[int]:
     """Line numbers inside a multi-line string token (not its first line):
     indenting them would change the string."""
-    inside = set()
-    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-    for tok in tokens:
-        if tok.type == tokenize.STRING and tok.start[0] != tok.end[0]:
-            inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
-    return inside
+    return {line for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+            if tok.type == tokenize.STRING
+            for line in range(tok.start[0] + 1, tok.end[0] + 1)}
 
 
 def _docstring_lines(tree) -> set[int]:
-    lines = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                             ast.ClassDef)) and ast.get_docstring(node):
-            doc = node.body[0]
-            lines.update(range(doc.lineno + 1, doc.end_lineno + 1))
-    return lines
+    return {line for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                 ast.ClassDef)) and ast.get_docstring(node)
+            for line in range(node.body[0].lineno + 1,
+                              node.body[0].end_lineno + 1)}
 
 
 def _global_reads(source: str) -> set[str]:
@@ -184,8 +163,7 @@ def _block_start(lines, node) -> int:
 
 def gather_classes(source: str) -> str:
     """`source` with each `@add_to_class(X)` function moved into the body
-    of X when X is a class defined above it in the same source. A method
-    of the same name already in the body is replaced where it stands."""
+    of X when X is a class defined above it in the same source."""
     tree = ast.parse(source)
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     moves = [n for n in tree.body
@@ -201,7 +179,7 @@ def gather_classes(source: str) -> str:
     moved = {n.name for n in moves}
     lines = source.splitlines()
     keep_as_is = _string_interiors(source) - _docstring_lines(tree)
-    removed, additions, replaced = set(), {}, {}
+    removed, after, replaced = set(), {}, set()  # after[n]: lines after n
     # `del name` of a moved function (the notebook drops the module-level
     # name add_to_class leaves behind): in the package there is none
     for node in tree.body:
@@ -211,42 +189,29 @@ def gather_classes(source: str) -> str:
     for fn in moves:
         start = _block_start(lines, fn)
         removed.update(range(start, fn.end_lineno + 1))
-        text = []
-        for number in range(start, fn.end_lineno + 1):
-            line = lines[number - 1]
-            decorator = any(d.lineno == number and added_to(fn) and
-                            getattr(d.func, "id", "") == "add_to_class"
-                            for d in fn.decorator_list
-                            if isinstance(d, ast.Call))
-            if decorator:
-                continue
-            text.append(line if number in keep_as_is or not line
-                        else "    " + line)
+        decorator = {d.lineno for d in fn.decorator_list if getattr(
+            getattr(d, "func", None), "id", "") == "add_to_class"}
+        text = [line if number in keep_as_is or not line else "    " + line
+                for number, line in enumerate(lines[start - 1:fn.end_lineno],
+                                              start) if number not in decorator]
         cls = classes[added_to(fn)]
         old = next((m for m in cls.body if getattr(m, "name", None) == fn.name
-                    and isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))),
-                   None)
-        if old is not None and old.lineno not in replaced:
-            replaced[_block_start(lines, old)] = (old.end_lineno, text)
-        else:
-            additions.setdefault(cls.end_lineno, []).append(text)
-    out, number = [], 1
-    while number <= len(lines):
-        if number in replaced:
-            end, text = replaced[number]
-            out += text
-            for more in additions.get(end, []):
-                out += [""] + more
-            number = end + 1
-            continue
+                    and isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and m not in replaced), None)
+        if old is None:  # a new method goes last
+            after.setdefault(cls.end_lineno, []).extend(["", *text])
+        else:  # a method of the same name is replaced where it stands
+            replaced.add(old)
+            first = _block_start(lines, old)
+            removed.update(range(first, old.end_lineno + 1))
+            after.setdefault(first - 1, []).extend(text)
+    out = []
+    for number, line in enumerate(lines, 1):
         if number not in removed:
-            out.append(lines[number - 1])
-        for text in additions.get(number, []):
-            out += [""] + text
-        number += 1
+            out.append(line)
+        out += after.get(number, [])
     # the blank lines a moved function leaves behind: at most two in a row
-    joined = re.sub(r"\n{4,}", "\n\n\n", "\n".join(out).strip("\n"))
-    return joined
+    return re.sub(r"\n{4,}", "\n\n\n", "\n".join(out).strip("\n"))
 
 
 def banner(nb_name: str, source: str, owners: dict[str, str]) -> str:
@@ -277,8 +242,7 @@ def export(out: Path) -> list[Path]:
             continue
         source = gather_classes(source)
         target = out / f"{name}.py"
-        earlier = {cls: owners[cls] for cls in owners}
-        target.write_text(banner(path.name, source, earlier) + "\n"
+        target.write_text(banner(path.name, source, dict(owners)) + "\n"
                           + source + "\n")
         written.append(target)
         chapters.append(name)
