@@ -1,24 +1,19 @@
-"""Loaded by pytest for everything under the repository root: the notebooks
-(nbval) as well as tests/. The kernels nbval starts inherit this
-environment, so it is set here, before any kernel starts."""
+"""Loaded by pytest for the notebooks (nbval) and tests/. The kernels nbval
+starts inherit this environment, so it is set here, before any starts."""
 import os
 from pathlib import Path
 
-# Chapter 10's benchmarks run a short workload under test; `tools/dev.py
-# bench` and `outputs` run the full one. Only outputs tagged
-# nbval-ignore-output depend on it.
+# Chapter 10's benchmarks run a short workload under test (only outputs
+# tagged nbval-ignore-output depend on it); `dev.py bench` the full one.
 os.environ.setdefault("MININN_QUICK", "1")
-# pytest-xdist already runs one notebook per core; kernels that each start
-# a thread per core would fight over them. Stored outputs must not depend
-# on the thread count anyway (see CONTRIBUTING.md).
+# one notebook per core already: kernels must not each start a thread per
+# core (stored outputs must not depend on the thread count anyway)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-# pytest-xdist (--dist loadfile) hands each worker a whole file at a time;
-# with --no-loadscope-reorder (tools/dev.py), in collection order rather
-# than most tests first. The longest files go first, so that the last file
-# a worker starts is a short one and no core waits at the end for another.
-# Seconds, as measured alone on a 2-core machine; unlisted files: short.
-# A new slow file goes here.
+# pytest-xdist (--dist loadfile --no-loadscope-reorder, tools/dev.py) hands
+# each worker a whole file, in collection order: the longest files go first,
+# so that no core waits at the end for another. Seconds, measured alone on
+# 2 cores; unlisted files are short. A new slow file goes here.
 LONGEST_FIRST = {
     "tests/test_site_pages.py": 230,  # builds both editions first
     "tests/test_workbook.py": 18,  # runs chapter 2's checks ~40 times
@@ -31,11 +26,7 @@ LONGEST_FIRST = {
 }
 
 
-def pytest_collection_modifyitems(session, config, items):
+def pytest_collection_modifyitems(items):
     root = Path(__file__).parent
-
-    def seconds(item):
-        path = Path(str(item.path)).relative_to(root).as_posix()
-        return LONGEST_FIRST.get(path, 0)
-
-    items.sort(key=seconds, reverse=True)  # stable: in-file order is kept
+    items.sort(key=lambda item: LONGEST_FIRST.get(  # stable: in-file order
+        item.path.relative_to(root).as_posix(), 0), reverse=True)

@@ -1,17 +1,11 @@
 """Shared fixtures: the differential suite runs each test body on torch.nn and
 on mininn through the `nn` fixture, which hands out one backend at a time."""
 import os
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-BOOK = ROOT / "book"
-
-
-# `tools/mutants.py` sets MININN_TEST_BACKENDS=mininn: a bug planted in
-# mininn cannot fail a test body that runs on torch.nn, so a mutant run
-# skips those halves. Unset (every other run), each test runs on both.
+# tools/mutants.py sets "mininn": a bug planted in mininn cannot fail a test
+# body that runs on torch.nn. Unset, each test runs on both.
 BACKENDS = os.environ.get("MININN_TEST_BACKENDS", "torch.nn,mininn").split(",")
 assert set(BACKENDS) <= {"torch.nn", "mininn"}, BACKENDS
 
@@ -32,12 +26,6 @@ def both():
     return Backend("torch.nn"), Backend("mininn")
 
 
-# -- tests that run twice ---------------------------------------------------
-# A test marked `loads_state_dict` (tests/test_state_dict.py,
-# tests/test_properties.py) is collected a second time in each module that
-# names the mark in RERUN_MARKED, under that module's fixtures: chapter 10
-# (tests/test_performance.py) runs them again with its grouped loader.
-
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "loads_state_dict: a load_state_dict test that chapter "
@@ -46,7 +34,8 @@ def pytest_configure(config):
 
 def pytest_pycollect_makeitem(collector, name, obj):
     """RERUN_MARKED = (mark, modules) in a test module: each test of
-    `modules` that carries `mark`, collected again in that module."""
+    `modules` that carries `mark` is collected again in that module, under
+    its fixtures (chapter 10 runs chapter 7's loading tests so)."""
     if name != "RERUN_MARKED":
         return None
     mark, modules = obj
@@ -63,7 +52,5 @@ def pytest_pycollect_makeitem(collector, name, obj):
     return items
 
 
-# The website's fixtures (both editions built once, served, one browser per
-# process), for the test_site_*.py files: in tests/site/ with the checks
-# those files share.
+# The website's fixtures, for the test_site_*.py files (tests/site/)
 from site_fixtures import browser, builds, site  # noqa: E402, F401

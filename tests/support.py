@@ -1,8 +1,5 @@
-"""Helpers shared by the test files.
-
-One meaning per name. A helper that only one file needs stays in that file,
-under a name no other test file uses (tests/test_support.py checks that).
-"""
+"""Helpers shared by the test files. A helper that one file needs stays in
+that file, under a name no other test file uses (tests/test_support.py)."""
 import contextlib
 import inspect
 from types import SimpleNamespace
@@ -35,9 +32,8 @@ def child_names(module):
 
 
 def make_mlp(nn, outputs=2):
-    """Linear, BatchNorm1d, ReLU, Linear (4 -> 8 -> `outputs`), seeded: the
-    small model with a parameter, a buffer and an integer buffer that the
-    state_dict, checkpoint and GPU checks share."""
+    """Linear, BatchNorm1d, ReLU, Linear (4 -> 8 -> `outputs`), seeded: a
+    parameter, a buffer and an integer buffer."""
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(),
                          nn.Linear(8, outputs))
@@ -45,12 +41,8 @@ def make_mlp(nn, outputs=2):
 
 def raises_exactly(exc, message, fn, *args, **kwargs):
     """Assert fn(*args, **kwargs) raises exactly `exc` (not a subclass)
-    whose only argument is exactly `message`; returns the exception.
-
-    The message is compared as `args`, not as str(): str() of a KeyError
-    adds quotes around it, and for every other one-argument exception the
-    two are the same text.
-    """
+    whose only argument is `message` (as `args`: str() of a KeyError adds
+    quotes); returns the exception."""
     try:
         fn(*args, **kwargs)
     except Exception as error:  # any exception is the result under test
@@ -74,8 +66,7 @@ def swapping(on=True):
 
 
 def exported_classes(module):
-    """The names of the public classes `module` (a chapter's file of
-    mininn) defines itself, sorted."""
+    """The public classes a file of mininn defines itself, sorted."""
     return sorted(name for name, value in vars(module).items()
                   if isinstance(value, type) and not name.startswith("_")
                   and value.__module__ == module.__name__)
@@ -97,11 +88,9 @@ def with_grads(net):
 
 
 class Backend:
-    """torch.nn or mininn behind one face: `nn.Linear`, `nn.Module`, ...
-
-    Names that torch keeps outside `torch.nn` (RemovableHandle, the global
-    hook functions) are looked up where torch keeps them.
-    """
+    """torch.nn or mininn behind one face: `nn.Linear`, `nn.Module`, ...;
+    the names torch keeps outside `torch.nn` (RemovableHandle, the global
+    hook functions) are looked up where torch keeps them."""
 
     def __init__(self, name):
         self.name = name
