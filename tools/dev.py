@@ -89,27 +89,6 @@ def browser():
               flush=True)
 
 
-def coalesce_streams(path):
-    """Join the pieces of a cell's printed output into one output per
-    stream: the site (myst-nb) shows each piece a kernel flushed as its own
-    block, so one printed line could appear broken in two."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    for cell in nb["cells"]:
-        joined = []
-        for out in cell.get("outputs", []):
-            last = joined[-1] if joined else {}
-            if out["output_type"] == last.get("output_type") == "stream" \
-                    and last["name"] == out["name"]:
-                text = "".join(last["text"]) + "".join(out["text"])
-                last["text"] = text.splitlines(keepends=True)
-            else:
-                joined.append(out)
-        if "outputs" in cell:
-            cell["outputs"] = joined
-    path.write_text(json.dumps(nb, sort_keys=True, indent=1,
-                               ensure_ascii=False) + "\n", encoding="utf-8")
-
-
 def record_run(path, failed, seconds):
     """The chapter's line of reports/execution.json, which the book's
     execution-status table shows (site/execution_status.py)."""
@@ -169,8 +148,10 @@ def outputs(paths):
                      "--ExecutePreprocessor.kernel_name=python3",
                      "--ExecutePreprocessor.record_timing=False",
                      "--ExecutePreprocessor.timeout=600", path,
-                     drop=["MININN_QUICK"])
-        coalesce_streams(ROOT / path)
+                     # then join the pieces a kernel flushed of one printed
+                     # output: the site shows each piece as its own block
+                     "--Exporter.preprocessors=nbconvert.preprocessors."
+                     "CoalesceStreamsPreprocessor", drop=["MININN_QUICK"])
         record_run(path, failed, time.perf_counter() - start)
         code = code or failed
     return code
