@@ -104,3 +104,19 @@ def test_the_chapters_with_a_gpu_path_are_those_that_pick_cuda():
         code = "".join(c.source for c in nbformat.read(path, 4).cells
                        if c.cell_type == "code")
         assert (path in with_gpu) == ("torch.cuda.is_available() else" in code)
+
+
+def test_pytests_xml_gives_each_outcome_its_message_and_properties(tmp_path):
+    case = '<testcase name="test_{}" file="t.py">{}</testcase>'
+    (tmp_path / "j.xml").write_text("<testsuites><testsuite>" + "".join([
+        case.format("ok", '<properties><property name="gap" value="1e-5"/>'
+                    "</properties>"),
+        case.format("bad", '<failure message="m">E   assert 1 == 2</failure>'),
+        case.format("err", '<error message="m">E   RuntimeError</error>'),
+        case.format("skip", '<skipped message="needs CUDA">t.py:4</skipped>'),
+    ]) + "</testsuite></testsuites>")
+    assert gpu_run.junit(tmp_path / "j.xml") == [
+        ("t.py::test_ok", "passed", "", {"gap": "1e-5"}),
+        ("t.py::test_bad", "failed", "E   assert 1 == 2", {}),
+        ("t.py::test_err", "error", "E   RuntimeError", {}),
+        ("t.py::test_skip", "skipped", "needs CUDA", {})]

@@ -144,25 +144,20 @@ def junit(path):
         outcome, message = "passed", ""
         for child in case:
             if child.tag in ("failure", "error", "skipped"):
-                outcome = child.tag.replace("failure", "failed")
-                message = child.get("message") or ""
-                if child.tag != "skipped":
-                    message = (child.text or message).strip()
-        where = case.get("file") or case.get("classname", "")
-        results.append((f"{where}::{case.get('name')}", outcome, message,
-                        {p.get("name"): p.get("value")
-                         for p in case.iter("property")}))
+                outcome = {"failure": "failed"}.get(child.tag, child.tag)
+                text = child.text if child.tag != "skipped" else None
+                message = (text or child.get("message") or "").strip()
+        results.append((f"{case.get('file')}::{case.get('name')}", outcome,
+                        message, {p.get("name"): p.get("value")
+                                  for p in case.iter("property")}))
     return results
 
 
 def facts(dry):
     """The machine and the versions, as the report's first table."""
-    rows = {"python": sys.version.split()[0]}
-    for dist in ("torch", "pytest", "pytest-xdist", "nbval", "ipykernel"):
-        try:
-            rows[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            rows[dist] = "missing"
+    rows = {"python": sys.version.split()[0]} | {
+        dist: importlib.metadata.version(dist) for dist in
+        ("torch", "pytest", "pytest-xdist", "nbval", "ipykernel")}
     pin = re.search(r"^torch==(\S+)", (ROOT / "requirements.txt").read_text(),
                     re.M)[1]
     rows["torch"] += f" (requirements.txt pins {pin})"
