@@ -32,25 +32,5 @@ def pytest_configure(config):
         "10's grouped loader must pass too (tests/test_performance.py)")
 
 
-def pytest_pycollect_makeitem(collector, name, obj):
-    """RERUN_MARKED = (mark, modules) in a test module: each test of
-    `modules` that carries `mark` is collected again in that module, under
-    its fixtures (chapter 10 runs chapter 7's loading tests so)."""
-    if name != "RERUN_MARKED":
-        return None
-    mark, modules = obj
-    items = []
-    for module in modules:
-        for test_name, test in vars(module).items():
-            marks = {m.name for m in getattr(test, "pytestmark", [])}
-            if test_name.startswith("test_") and mark in marks:
-                # pytest finds an item's function by name in its module
-                assert not hasattr(collector.obj, test_name), test_name
-                setattr(collector.obj, test_name, test)
-                items += collector.ihook.pytest_pycollect_makeitem(
-                    collector=collector, name=test_name, obj=test)
-    return items
-
-
 # The website's fixtures, for the test_site_*.py files (tests/site/)
 from site_fixtures import browser, builds, site  # noqa: E402, F401

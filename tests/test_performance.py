@@ -48,9 +48,7 @@ def grouped_loader():
         yield
 
 
-# Every test marked loads_state_dict in these modules is collected again
-# here (tests/conftest.py), so the fixture above is in force for it.
-RERUN_MARKED = ("loads_state_dict", (test_state_dict, test_properties))
+RERUN = (test_state_dict, test_properties)
 
 
 def test_the_grouped_loader_is_the_one_in_force():
@@ -64,9 +62,16 @@ def marked(module):
                 m.name for m in getattr(test, "pytestmark", [])}]
 
 
+# Every test marked loads_state_dict in RERUN is collected again here (pytest
+# collects the tests a module holds), so the fixture above is in force for it.
+for _module in RERUN:
+    assert not set(marked(_module)) & set(globals()), "a name is taken here"
+    globals().update({name: getattr(_module, name) for name in marked(_module)})
+
+
 def test_the_suites_load_state_dict_tests_run_here_again():
     # chapter 7's slicing, strict, assign, hook and metadata tests, and the
-    # property suite's random trees, bound here by the collection hook
+    # property suite's random trees, bound here
     here = sys.modules[__name__]
     for module, least in [(test_state_dict, 49), (test_properties, 2)]:
         names = marked(module)
@@ -83,7 +88,7 @@ def calls_load_state_dict(function):
                for node in ast.walk(ast.parse(source)))
 
 
-@pytest.mark.parametrize("module", RERUN_MARKED[1],
+@pytest.mark.parametrize("module", RERUN,
                          ids=lambda m: m.__name__)
 def test_every_test_that_loads_a_state_dict_is_marked(module):
     # The wiring is the mark; this keeps a new loading test from being
