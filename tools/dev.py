@@ -73,20 +73,16 @@ def browser():
     PDF needs a Chinese font, and the PDFs Paged.js: .ci/install-browser
     installs all three where we can (the lookup is site/book_print.py's)."""
     sys.path.insert(0, str(ROOT / "site"))
-    from book_print import BROWSERS, PAGED_JS, chinese_font, chromium
+    from book_print import BROWSERS, PAGED_JS, chinese_font
 
     if Path(BROWSERS[0]).exists() and chinese_font() and PAGED_JS.exists():
         return
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         run("bash", ROOT / ".ci" / "install-browser")
-    elif Path(chromium()).exists() and chinese_font() and PAGED_JS.exists():
-        print(f"note: the browser tests use {chromium()}; Debian's "
-              "`chromium-headless-shell` runs them with less CPU", flush=True)
     else:
-        print("note: install Debian's `chromium-headless-shell` and "
-              "`fonts-wqy-microhei`, and Paged.js (`npm ci`), as "
-              ".ci/install-browser does, for the browser tests and the PDFs",
-              flush=True)
+        print("note: the browser tests and the PDFs want Debian's "
+              "`chromium-headless-shell`, `fonts-wqy-microhei` and Paged.js "
+              "(`npm ci`), as .ci/install-browser installs them", flush=True)
 
 
 def record_run(path, failed, seconds):
@@ -113,11 +109,9 @@ def test(rest):
     browser()
     parallel = []
     if not any(a.startswith("-n") or a == "no:xdist" for a in rest):
-        cores = len(os.sched_getaffinity(0)) if hasattr(
-            os, "sched_getaffinity") else os.cpu_count()
         # one worker per core, at most 4 (a dozen files), each taking a
         # whole file in conftest.py's order (longest first)
-        parallel = ["-n", str(min(cores or 1, 4)), "--dist", "loadfile",
+        parallel = ["-n", str(min(os.cpu_count() or 1, 4)), "--dist", "loadfile",
                     "--no-loadscope-reorder"]
     if "--pdf" in rest:  # the two PDFs: printed, then read page by page
         rest = ["-m", "pdf", *(a for a in rest if a != "--pdf")]
