@@ -10,19 +10,10 @@ exactly once: update the list) or `ERROR` (pytest could not run).
 
     python3 tools/dev.py mutants [05 07] [--list] [-j JOBS] [--workbook]
 
-A list (TOML; ''' strings keep code exactly as typed):
-
-    tests = ["tests/test_hooks.py"]
-
-    [[mutant]]
-    id = "remove-misses-kwargs-dict"      # unique in the file
-    cell = "09270d12"                      # an export cell of the notebook
-    find = '''self.extra_dict_ref.pop(self.id, None)'''   # exactly once
-    replace = '''pass'''
-    why = "a handle that forgets one dict leaves the hook firing"
-
-Exit status 0 only when every bug was applied and caught.
-tests/test_mutants.py checks in the test command that every list applies.
+A list (TOML) names its `tests` and has a [[mutant]] table per bug: `id`,
+the export `cell`, a `find` text that occurs there exactly once, its
+`replace`ment (''' strings keep code as typed) and `why` it is
+realistic. Exit status 0 only when every bug was applied and caught.
 """
 import argparse
 import ast
