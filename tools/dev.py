@@ -17,25 +17,15 @@ PYTHON = BIN / "python"
 STAMP = VENV / ".installed"
 REQUIREMENTS = ROOT / "requirements.txt"
 COMMANDS = {
-    "book": "build the website -> _build/html/index.html (jupyter-book, -W -n)\n"
-            "and its Chinese edition -> _build/html/zh/ (tools/i18n.py)",
-    "i18n": "after changing English prose: extract it and merge it into\n"
-            "locale/zh_CN/ (new strings empty, changed ones fuzzy)",
-    "test": "run the suite: nbval, tests/, both editions of the site in a\n"
-            "browser, one pytest-xdist worker per core; arguments go to\n"
-            "pytest (`-m \"not site\"`, `book/02_traversal.ipynb`, `-n 0`);\n"
-            "`test --pdf` prints the two PDFs and checks them",
-    "lab": "open the chapters in JupyterLab (arguments go to `jupyter lab`;\n"
-           "--allow-root is added when run as root)",
+    "book": "build the website and its Chinese edition -> _build/html/",
+    "i18n": "after changing English prose: merge it into locale/zh_CN/",
+    "test": "run the suite (arguments go to pytest); `test --pdf`: the PDFs",
+    "lab": "open the chapters in JupyterLab (arguments go to `jupyter lab`)",
     "export": "write book/mininn/ from the notebooks' export cells",
-    "outputs": "re-run notebooks in fresh kernels and store their outputs\n"
-               "(all, or the ones named after it)",
+    "outputs": "re-run notebooks (all, or those named), store their outputs",
     "bench": "time mininn against torch.nn (benchmarks/bench.py)",
-    "mutants": "apply each bug of tools/mutants/*.toml, one at a time, and\n"
-               "check the tests catch it (`mutants 05`, `--list`,\n"
-               "`--workbook`; slow: not part of `test`)",
-    "workbook": "chapters 1-8 as exercises, checked by the book's tests\n"
-                "-> _build/workbook/ (tools/workbook.py)",
+    "mutants": "check that the tests catch each bug in tools/mutants/ (slow)",
+    "workbook": "chapters 1-8 as exercises -> _build/workbook/",
     "setup": "only create .venv and install the pins",
 }
 # the commands that hand their arguments to a script of the repository
@@ -156,10 +146,12 @@ def main(argv):
     if command not in COMMANDS:
         print(__doc__ + "\n")
         for name, text in COMMANDS.items():
-            print(f"  {name:9} " + text.replace("\n", "\n" + " " * 12))
+            print(f"  {name:9} {text}")
         return 0 if command in ("help", "-h", "--help") else 2
     installed = PYTHON.exists() and STAMP.exists()
-    if {"-h", "--help"} & set(rest) and (command != "lab" or not installed):
+    # once installed, `lab` and the scripts answer --help themselves
+    if {"-h", "--help"} & set(rest) and not (
+            installed and command in ("lab", *SCRIPTS)):
         print(f"python3 tools/dev.py {command}: {COMMANDS[command]}")
         return 0
     setup()
