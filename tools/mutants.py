@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 import tomllib
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,21 +182,18 @@ def in_the_workbook(selected) -> int:
     print(f"workbook: {total - missed} of {total} as they should be")
     return 1 if missed else 0
 
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="python3 tools/dev.py mutants",
-        description="Apply each listed bug to a scratch copy and check that "
-                    "the chapter's notebook and tests catch it.")
+    parser = argparse.ArgumentParser(prog="python3 tools/dev.py mutants",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("chapters", nargs="*",
                         help="chapter prefixes (05, 07_state); default: all")
     parser.add_argument("--list", action="store_true",
-                        help="print the bugs and whether they apply; run nothing")
+                        help="print the bugs and whether they apply")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count(),
-                        help="bugs run side by side, each in its own scratch "
-                             "copy (default: one per core)")
-    parser.add_argument("--workbook", action="store_true",
-                        help="type each bug into the workbook's cells and "
-                             "check that a check cell fails (tools/workbook.py)")
+                        help="bugs side by side (default: one per core)")
+    parser.add_argument("--workbook", action="store_true", help="type each "
+                        "bug into the workbook's cells instead (a check fails)")
     args = parser.parse_args(argv)
     if args.workbook:
         return in_the_workbook(args.chapters)
@@ -203,7 +201,7 @@ def main(argv=None):
     if not todo:
         print("no mutant list matches", " ".join(args.chapters))
         return 2
-    counts = dict.fromkeys(["caught", "MISSED", "NOT APPLIED", "ERROR"], 0)
+    counts = Counter()
     runnable = []
     for chapter in todo:
         cells = export_cells(chapter.notebook)
@@ -235,7 +233,7 @@ def main(argv=None):
                 counts[verdict] += 1
                 print(f"{verdict:12} {mutant.name} ({seconds:.0f} s)"
                       + (f": {where}" if where else ""), flush=True)
-    total = sum(counts.values())
+    total = counts.total()
     print(f"mutants: {counts['caught']} of {total} caught, "
           f"{counts['MISSED']} missed, {counts['NOT APPLIED']} not applied, "
           f"{counts['ERROR']} errors")
