@@ -207,15 +207,13 @@ def render(title, machine, passes):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--dry-run", action="store_true",
-                        help="hide CUDA; report into a temporary folder "
-                        "unless --out")
-    parser.add_argument("--out", type=Path, help="the report's folder")
+    parser.add_argument("--dry-run", action="store_true", help="hide CUDA")
+    parser.add_argument("--out", type=Path, help="the report's folder "
+                        "(a dry run's: a temporary one)")
     parser.add_argument("--passes", nargs="+", choices=["device", *PASSES],
                         default=["device", *PASSES])
     parser.add_argument("--notebooks", nargs="+", type=Path,
-                        help="these instead of the chapters (the dry run's "
-                        "test)")
+                        help="instead of the chapters (the dry run's test)")
     parser.add_argument("--budget", type=float, default=540,
                         help="seconds for every pass together")
     args = parser.parse_args(argv)
