@@ -35,9 +35,8 @@ SCRIPTS = {"i18n": ["tools/i18n.py", "update"], "export": ["tools/export.py"],
 
 
 def run(*cmd, drop=()):
-    """Run `cmd` from the root. Python may cache bytecode (some images set
-    PYTHONDONTWRITEBYTECODE; pytest would then rewrite every test module's
-    asserts in each process), and the names in `drop` are unset."""
+    """Run `cmd` from the root without the names in `drop`; bytecode may be
+    cached (else pytest rewrites the asserts again in every process)."""
     print("+", " ".join(str(c) for c in cmd), flush=True)
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONDONTWRITEBYTECODE", *drop)}
@@ -59,9 +58,8 @@ def setup():
 
 
 def browser():
-    """The site tests drive Debian's chromium-headless-shell, the Chinese
-    PDF needs a Chinese font, and the PDFs Paged.js: .ci/install-browser
-    installs all three where we can (the lookup is site/book_print.py's)."""
+    """The browser, Chinese font and Paged.js the site tests and the PDFs
+    need (looked up as site/book_print.py does), installed where we can."""
     sys.path.insert(0, str(ROOT / "site"))
     from book_print import BROWSERS, PAGED_JS, chinese_font
 
@@ -162,10 +160,9 @@ def main(argv):
         return run(PYTHON, *SCRIPTS[command], *rest, drop=["MININN_QUICK"])
     if command == "book":
         browser()  # the build prints the PDF with chromium when it is there
+        # the English edition, then the Chinese one beside it
         code = run(BIN / "jupyter-book", "build", "-W", "-n", "--keep-going",
-                   ".", *rest)
-        if code == 0:  # the Chinese edition, beside it (issue 20)
-            code = run(PYTHON, "tools/i18n.py", "build")
+                   ".", *rest) or run(PYTHON, "tools/i18n.py", "build")
         if code == 0:
             print("\nOpen _build/html/index.html in your browser "
                   "(中文版: _build/html/zh/index.html).")
