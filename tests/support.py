@@ -32,8 +32,7 @@ def child_names(module):
 
 
 def make_mlp(nn, outputs=2):
-    """Linear, BatchNorm1d, ReLU, Linear (4 -> 8 -> `outputs`), seeded: a
-    parameter, a buffer and an integer buffer."""
+    """Linear, BatchNorm1d, ReLU, Linear (4 -> 8 -> `outputs`), seeded."""
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(),
                          nn.Linear(8, outputs))
@@ -56,8 +55,7 @@ def raises_exactly(exc, message, fn, *args, **kwargs):
 
 @contextlib.contextmanager
 def swapping(on=True):
-    """torch.__future__'s swap-on-conversion flag set to `on` for the block,
-    and back off after, whatever happens: it is global."""
+    """torch.__future__'s global swap-on-conversion flag `on` for a block."""
     torch.__future__.set_swap_module_params_on_conversion(on)
     try:
         yield

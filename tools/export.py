@@ -84,11 +84,9 @@ def added_to(node) -> str | None:
 
 
 def definitions(source: str) -> list[tuple[str, str, str | None]]:
-    """(kind, name, owner) for each top-level definition of `source`:
-    ("class", "Linear", None), ("function", "_check_name", None),
-    ("method", "register_buffer", "Module") for `@add_to_class(Module)`
-    and for a method in a class body. Source that does not parse defines
-    nothing."""
+    """(kind, name, owner) of each top-level definition: ("class", "Linear",
+    None), ("function", "_check_name", None), ("method", "forward", "Linear")
+    for a method in a class body or added by `@add_to_class(Linear)`."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -112,14 +110,12 @@ def public_names(source: str) -> list[str]:
             and name != "add_to_class"]
 
 
-# Classes whole: the methods a chapter adds with @add_to_class(X) to a class
-# X *that chapter defines* move into the class body, so the file reads as a
-# library (as d2l's library build does); @add_to_class stays for classes of
-# earlier chapters.
+# Classes whole: what a chapter adds with @add_to_class(X) to a class X it
+# defines moves into the class body, so the file reads as a library (as in
+# d2l's library build); @add_to_class stays for earlier chapters' classes.
 
 def _string_interiors(source: str) -> set[int]:
-    """Line numbers inside a multi-line string token (not its first line):
-    indenting them would change the string."""
+    """Lines inside a string token after its first: indenting changes them."""
     return {line for tok in tokenize.generate_tokens(io.StringIO(source).readline)
             if tok.type == tokenize.STRING
             for line in range(tok.start[0] + 1, tok.end[0] + 1)}
@@ -148,8 +144,7 @@ def _global_reads(source: str) -> set[str]:
 
 
 def _block_start(lines, node) -> int:
-    """First line (1-based) of `node` with its decorators and the comment
-    lines right above it, which belong to it."""
+    """First line of `node` with its decorators and the comments above it."""
     first = min([node.lineno] + [d.lineno
                                  for d in getattr(node, "decorator_list", [])])
     while first > 1 and lines[first - 2].lstrip().startswith("#"):

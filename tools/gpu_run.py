@@ -1,16 +1,11 @@
-"""The book's GPU checks on a CUDA machine, and their report.
-
-    python tools/gpu_run.py             # on a CUDA machine, from the root
-    python tools/gpu_run.py --dry-run   # any machine, CUDA hidden
-
-Each pass is one pytest run with --junitxml: `device` runs the device tests
-(`pytest -m gpu tests/gpu`), the others the chapters under nbval, each
-kernel started by an IPython start-up file that sets TF32 its way and
-writes a line: whether the kernel sees CUDA, and TF32 before and after.
-A kernel that cannot see the GPU thus fails the run instead of passing on
-the meta device. The XML and the lines become reports/gpu/<date>-<device>.md
-(pytest's output beside it, .log). Exit status: 0 all passed, 1 something
-failed, 2 no CUDA here (without --dry-run).
+"""The book's GPU checks on a CUDA machine (`--dry-run`: any machine, CUDA
+hidden), and their report: reports/gpu/<date>-<device>.md, pytest's output
+beside it (.log). Each pass is a pytest run with --junitxml: `device` runs
+`pytest -m gpu tests/gpu`, the others the chapters under nbval, each kernel
+started by an IPython start-up file that sets TF32 its way and writes a
+line: whether it sees CUDA, TF32 before and after. So a kernel that cannot
+see the GPU fails the run instead of passing on the meta device. Exit
+status: 0 all passed, 1 something failed, 2 no CUDA here.
 """
 import argparse
 import datetime
@@ -206,7 +201,7 @@ def render(title, machine, passes):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split(" (")[0])
     parser.add_argument("--dry-run", action="store_true", help="hide CUDA")
     parser.add_argument("--out", type=Path, help="the report's folder "
                         "(a dry run's: a temporary one)")
