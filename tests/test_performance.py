@@ -2,8 +2,8 @@
 `load_state_dict` test of chapter 7 (tests/test_state_dict.py) and of the
 property-based parity suite (tests/test_properties.py) runs again here, on
 torch.nn and on mininn, with mininn loading through `_load_tree_grouped`.
-They take part by their mark, `@pytest.mark.loads_state_dict`, which
-tests/conftest.py reads to collect them a second time in this module.
+They take part by their mark, `@pytest.mark.loads_state_dict`: this
+module binds them into its own namespace, so pytest collects them again.
 
 Chapter 10 exports nothing, so the loader comes from the notebook itself:
 the test executes the cell that defines it (found by its id; the cell

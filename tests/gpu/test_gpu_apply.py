@@ -1,7 +1,6 @@
 """Chapter 6 on a GPU: conversions, precision, autocast, the non_blocking
 trap and TF32, each body run on torch.nn and on mininn (the `nn` fixture),
 or the two compared (`both`)."""
-import ast
 import json
 import os
 from pathlib import Path
@@ -62,19 +61,9 @@ def test_a_conversion_to_cuda_does_what_torch_nn_does(both, conversion):
     real, mini = (snapshot(with_grads(make_mlp(nn, outputs=3)), conversion)
                   for nn in both)
     assert not isinstance(real, str), real  # torch.nn converts
+    if conversion == "m.cuda()":  # every parameter and grad object kept
+        assert all(row[1] is True for row in real if len(row) == 4), real
     assert mini == real
-
-
-def test_cuda_keeps_every_parameter_and_grad_and_the_integer_buffer(nn):
-    model = with_grads(make_mlp(nn, outputs=3))
-    params = list(model.parameters())
-    grads = [p.grad for p in params]
-    model.cuda()
-    for p, old, grad in zip(model.parameters(), params, grads):
-        assert p is old and p.grad is grad  # the optimizer keeps them
-        assert p.device.type == p.grad.device.type == "cuda"
-    counter = model[1].num_batches_tracked
-    assert (counter.dtype, counter.device.type) == (torch.int64, "cuda")
 
 
 def test_an_optimizer_built_before_cuda_still_trains(both):
@@ -173,14 +162,13 @@ def test_a_non_blocking_copy_to_the_host_is_read_too_early():
 
 
 def chapter_6_gpu_tolerance():
-    """gpu_tolerance() as chapter 6 defines it (its own code, not a copy)."""
+    """gpu_tolerance() as chapter 6 defines it (its own cell, not a copy;
+    running it pins "ieee" as the chapter does)."""
     cells = json.loads(CHAPTER_6.read_text(encoding="utf-8"))["cells"]
-    source = next(text for text in ("".join(c["source"]) for c in cells)
-                  if "def gpu_tolerance" in text)
-    [node] = [n for n in ast.parse(source).body
-              if getattr(n, "name", None) == "gpu_tolerance"]
+    [source] = [text for text in ("".join(c["source"]) for c in cells)
+                if "def gpu_tolerance" in text]
     scope = {"torch": torch, "os": os}
-    exec(ast.unparse(node), scope)
+    exec(source, scope)
     return scope["gpu_tolerance"]
 
 
