@@ -26,11 +26,5 @@ def both():
     return Backend("torch.nn"), Backend("mininn")
 
 
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "loads_state_dict: a load_state_dict test that chapter "
-        "10's grouped loader must pass too (tests/test_performance.py)")
-
-
 # The website's fixtures, for the test_site_*.py files (tests/site/)
 from site_fixtures import browser, builds, site  # noqa: E402, F401

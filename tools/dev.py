@@ -146,10 +146,9 @@ def main(argv):
         for name, text in COMMANDS.items():
             print(f"  {name:9} {text}")
         return 0 if command in ("help", "-h", "--help") else 2
-    installed = PYTHON.exists() and STAMP.exists()
     # once installed, `lab` and the scripts answer --help themselves
     if {"-h", "--help"} & set(rest) and not (
-            installed and command in ("lab", *SCRIPTS)):
+            STAMP.exists() and command in ("lab", *SCRIPTS)):
         print(f"python3 tools/dev.py {command}: {COMMANDS[command]}")
         return 0
     setup()

@@ -90,8 +90,7 @@ def export_cells(notebook: Path) -> dict[str, dict]:
 
 
 def source(cell) -> str:
-    src = cell["source"]
-    return "".join(src) if isinstance(src, list) else src
+    return "".join(cell["source"])  # a list of lines, or one string
 
 
 def problem(mutant: Mutant, cells: dict[str, dict]) -> str | None:
