@@ -220,19 +220,16 @@ def banner(nb_name: str, source: str, owners: dict[str, str]) -> str:
     return text
 
 
-def export(out: Path) -> list[Path]:
+def export(out: Path):
     out.mkdir(parents=True, exist_ok=True)
-    written, chapters, where = [], [], {}
-    owners, methods = {}, {}
+    chapters, where, owners, methods = [], {}, {}, {}
     for path in sorted(BOOK.glob("[0-9][0-9]_*.ipynb")):
         name, source = exported(path)
         if not source:
             continue
         source = gather_classes(source)
-        target = out / f"{name}.py"
-        target.write_text(banner(path.name, source, dict(owners)) + "\n"
-                          + source + "\n")
-        written.append(target)
+        (out / f"{name}.py").write_text(
+            banner(path.name, source, dict(owners)) + "\n" + source + "\n")
         chapters.append(name)
         for public in public_names(source):
             where[public] = name  # a later chapter's version wins
@@ -241,19 +238,16 @@ def export(out: Path) -> list[Path]:
                 owners.setdefault(defined, name)
             elif kind == "method":
                 methods[f"{owner}.{defined}"] = name
-    init = out / "__init__.py"
-    init.write_text(INIT.format(
+    (out / "__init__.py").write_text(INIT.format(
         chapters="".join(f"    {c!r},\n" for c in chapters),
         where="".join(f"    {k!r}: {v!r},\n" for k, v in sorted(where.items())),
         methods="".join(f"    {k!r}: {v!r},\n"
                         for k, v in sorted(methods.items()))))
-    written.append(init)
-    return written
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=BOOK / "mininn")
     args = parser.parse_args()
-    for path in export(args.out):
-        print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+    export(args.out)
+    print(f"wrote {args.out}")
