@@ -1,14 +1,8 @@
-"""Sphinx extension: the message catalog of the words the site's extensions
-write themselves (the download note and menu, the footer's licence line, the
-PDF's cover and metadata, a figure's tooltip).
-
-They are English in the code, marked `_("...")` where used or `N_("...")`
-where defined, and looked up in locale/<language>/LC_MESSAGES/book_site.po
-in the build's language: `tools/i18n.py update` extracts them from every
-site/*.py (Babel, as `pybabel extract`) and merges them as it does the
-pages' catalogs. A message is HTML; its translation keeps its tags and
-{fields} (tests/test_i18n.py). The English build has no catalog, and writes
-the English as it is.
+"""Sphinx extension: the catalog of the words the site's extensions write
+themselves (the download note and menu, the footer's licence line, the PDF's
+cover). They are English in the code, marked `_("...")` where used or
+`N_("...")` where defined; `tools/i18n.py update` extracts them into
+locale/<language>/LC_MESSAGES/book_site.po. The English build has no catalog.
 """
 from pathlib import Path
 
@@ -24,15 +18,13 @@ def _(message):
 
 
 def N_(message):
-    """Marks a message for the catalog where it is defined; `_` translates
-    it where it is used."""
+    """Marks a message for the catalog; `_` translates it where used."""
     return message
 
 
 def add_catalog(app, config):
     """Compile the .po when it is newer than its .mo (Sphinx compiles only
-    the pages' catalogs, of the pages it reads again), and register it for
-    the build's language."""
+    the pages' catalogs) and register it for the build's language."""
     from sphinx.util.i18n import CatalogInfo
 
     for folder in config.locale_dirs:
