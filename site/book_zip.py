@@ -1,37 +1,24 @@
 """Sphinx extension: the downloads a reader takes from the site.
 
-At the end of an HTML build it writes, into the output folder:
-
-- ``rebuilding-nn-module-notebooks.zip``: the whole book as a runnable copy
-  (every chapter notebook, ``helpers.py`` and ``mininn/`` that they import,
-  ``benchmarks/bench.py`` for the performance chapter, the reader's pinned
-  requirements and a README saying how to run it). A chapter downloaded
-  alone cannot run: it imports ``helpers`` and ``mininn`` from the folder
-  beside it, and its copy under _sources/ says so in its first cell;
-- ``rebuilding-nn-module-workbook.zip``: the workbook, chapters 1-8 as
-  exercises checked by the book's tests (tools/workbook.py; both editions'
-  builds share one, made once for the sources it is made of);
-- the licences, as .txt beside the pages (the footer of every page links
-  them).
-
-The Chinese edition's notebooks zip holds the notebooks with their Markdown
-cells in Chinese, from the catalogs the Chinese build reads, and a Chinese
-README, intro and glossary; code cells and outputs are the English ones.
-
-Every page of the table of contents gets a short note under its title that
-links the zip, the PDF (book_pdf) and the index, and the header's download
-menu offers the zip and the PDF first.
+At the end of an HTML build it writes, beside the pages: the whole book as
+a runnable zip (the chapters, `helpers.py` and `mininn/` that they import,
+the reader's pinned requirements, a README); the workbook (tools/workbook.py);
+the licences, as .txt. The Chinese edition's zip has the Chinese prose of
+its catalogs and the English zip's code. Every page of the book links them
+under its title and first in the header's download menu; a chapter's
+notebook downloaded alone says in its first cell what it needs to run.
 """
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from pathlib import Path
 
+from filelock import FileLock
 from sphinx.util import logging
 
 from book_pdf import PDF_NAME
@@ -42,15 +29,11 @@ logger = logging.getLogger(__name__)
 ZIP_NAME = "rebuilding-nn-module-notebooks.zip"
 ZIP_FOLDER = "rebuilding-nn-module"
 WORKBOOK_NAME = "rebuilding-nn-module-workbook.zip"
-# A fixed date inside the zip, so the same sources give the same bytes.
-ZIP_DATE = (2026, 1, 1, 0, 0, 0)
+ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # the same sources give the same bytes
 LICENCE_FILES = ("LICENSE.txt", "LICENSE-text.txt")  # beside the pages
-
 READER_PACKAGES = ("torch", "numpy", "matplotlib", "tqdm", "jupyterlab",
                    "jupyterlab-myst", "ipykernel", "ipywidgets")
-# The Python versions the zip's chapter 1 is run on (the site's tests run it
-# on the interpreter of .venv); see ZIP_README.
-TESTED_PYTHONS = "3.11"
+TESTED_PYTHONS = "3.11"  # the zip's chapter 1 runs on .venv's in the tests
 
 ZIP_README = """\
 # Rebuilding torch.nn.Module: the runnable notebooks
@@ -174,69 +157,23 @@ ZIP_README_ZH = """\
 
 
 def toc_docnames(toc_path):
-    """Docnames of a _toc.yml, in reading order, as sphinx_external_toc (the
-    extension that builds the site from it) reads the file. The site's tests
-    use this function too."""
+    """Docnames of a _toc.yml in reading order, as sphinx-external-toc reads
+    it (the site's tests use it too)."""
     from sphinx_external_toc.parsing import parse_toc_yaml
 
-    site_map = parse_toc_yaml(toc_path)
-    order = []
-
-    def walk(docname):
-        order.append(docname)
-        for tree in site_map[docname].subtrees:
-            for item in tree.items:
-                if isinstance(item, str):  # not a glob or a URL
-                    walk(item)
-
-    walk(site_map.root.docname)
-    return order
+    return list(parse_toc_yaml(toc_path))
 
 
-def toc_pages(app):
-    """Docnames of the table of contents, in reading order."""
-    return toc_docnames(Path(app.srcdir) / app.config.external_toc_path)
-
-
-# --------------------------------------------------------------------------
-# The note under each title.
-
-def add_download_note(app, pagename, templatename, context, doctree):
-    if (app.builder.name != "html" or "body" not in context
-            or pagename not in app.env.book_pages):
-        return
-    pathto = context["pathto"]
-    links = [_('<a class="reference external" href="{href}">all the '
-               'notebooks (.zip)</a>, with the helpers and the package they '
-               'import').format(href=pathto(ZIP_NAME, 1)),
-             _('<a class="reference external" href="{href}">the workbook '
-               '(.zip)</a>, to write the Module yourself').format(
-                   href=pathto(WORKBOOK_NAME, 1))]
-    if app.env.book_pdf:
-        links.append(_('<a class="reference external" href="{href}">the '
-                       'whole book as a PDF</a>').format(
-                           href=pathto(PDF_NAME, 1)))
-    links.append(_('<a class="reference internal" href="{href}">the '
-                   'index</a>').format(href=pathto("genindex")))
-    note = ('<p class="book-downloads">'
-            + _("Run it yourself: {links}.").format(links=_("; ").join(links))
-            + "</p>")
-    body = context["body"]
-    end = body.find("</h1>")
-    if end >= 0:
-        end += len("</h1>")
-        context["body"] = body[:end] + "\n" + note + body[end:]
-
-
-# _config.yml's extra_footer, word for word (tests/test_site_zip.py), marked for
-# the catalog: a Chinese page's footer says it in Chinese.
+# _config.yml's extra_footer, word for word (tests/test_site_pages.py), marked
+# for the catalog: a Chinese page's footer says it in Chinese.
 FOOTER = N_("Every chapter is re-executed and checked against "
             "<code>torch.nn</code> by the test suite.")
 
 
-def add_licence_to_footer(app, pagename, templatename, context, doctree):
-    """Every page's footer names the licences and links their files (copied
-    beside the pages as .txt, so a browser shows them)."""
+def add_downloads(app, pagename, templatename, context, doctree):
+    """Every footer names the licences; a page of the book gets the note
+    under its title and the zip and PDF first in its download menu (whose
+    own .ipynb cannot run alone)."""
     if app.builder.name != "html":
         return
     pathto = context["pathto"]
@@ -251,35 +188,39 @@ def add_licence_to_footer(app, pagename, templatename, context, doctree):
     if " ".join(footer.split()) == FOOTER:
         footer = _(FOOTER)
     if "book-licence" not in footer:
-        # no space after a Chinese full stop
         space = "" if footer.rstrip().endswith("。") else " "
         context["theme_extra_footer"] = footer.rstrip() + space + licence
-
-
-def add_download_entries(app, pagename, templatename, context, doctree):
-    """The header's download menu (sphinx-book-theme) offers the page's own
-    .ipynb, which cannot run alone; the runnable zip and the book's PDF go
-    first in it."""
-    if app.builder.name != "html" or pagename not in app.env.book_pages:
+    if pagename not in app.env.book_pages:
         return
-    pathto = context["pathto"]
+    links = [_('<a class="reference external" href="{href}">all the '
+               'notebooks (.zip)</a>, with the helpers and the package they '
+               'import').format(href=pathto(ZIP_NAME, 1)),
+             _('<a class="reference external" href="{href}">the workbook '
+               '(.zip)</a>, to write the Module yourself').format(
+                   href=pathto(WORKBOOK_NAME, 1))]
+    menu = [{"type": "link", "url": pathto(ZIP_NAME, 1), "text": ".zip",
+             "icon": "fas fa-file-zipper",
+             "tooltip": _("All the notebooks, with what they import"),
+             "label": "download-zip-button"}]
+    if app.env.book_pdf:
+        links.append(_('<a class="reference external" href="{href}">the '
+                       'whole book as a PDF</a>').format(
+                           href=pathto(PDF_NAME, 1)))
+        menu.append({"type": "link", "url": pathto(PDF_NAME, 1),
+                     "text": _("book .pdf"), "icon": "fas fa-book",
+                     "tooltip": _("The whole book as a PDF"),
+                     "label": "download-book-pdf-button"})
+    links.append(_('<a class="reference internal" href="{href}">the '
+                   'index</a>').format(href=pathto("genindex")))
+    note = ('\n<p class="book-downloads">' + _("Run it yourself: {links}.")
+            .format(links=_("; ").join(links)) + "</p>")
+    if "</h1>" in context.get("body", ""):
+        context["body"] = context["body"].replace("</h1>", "</h1>" + note, 1)
     for group in context.get("header_buttons") or []:
-        if group.get("label") != "download-buttons":
-            continue
-        entries = [{"type": "link", "url": pathto(ZIP_NAME, 1),
-                    "text": ".zip", "icon": "fas fa-file-zipper",
-                    "tooltip": _("All the notebooks, with what they import"),
-                    "label": "download-zip-button"}]
-        if app.env.book_pdf:
-            entries.append({"type": "link", "url": pathto(PDF_NAME, 1),
-                            "text": _("book .pdf"), "icon": "fas fa-book",
-                            "tooltip": _("The whole book as a PDF"),
-                            "label": "download-book-pdf-button"})
-        group["buttons"][:0] = entries
+        if group.get("label") == "download-buttons":
+            group["buttons"][:0] = menu
 
 
-# The first cell of a chapter downloaded alone (_sources/, the header's
-# .ipynb): what it needs to run. The zip keeps the notebooks as they are.
 ALONE_NOTE = (
     "**Downloaded alone, this notebook cannot run**: its first cell imports "
     "`helpers` and `mininn` from the folder it sits in. Take the whole book "
@@ -289,26 +230,22 @@ ALONE_NOTE = (
 
 
 def mark_lone_notebooks(app, outdir):
+    """A chapter downloaded alone (_sources/, the header's .ipynb) says in
+    its first cell what it needs; once, though a page that this build did
+    not write again keeps the note of an earlier one."""
     import nbformat
 
     for docname in app.env.book_pages:
         path = outdir / "_sources" / (docname + ".ipynb")
-        if not path.exists():
-            continue
-        nb = nbformat.read(path, as_version=4)
-        # A page that this build did not write again keeps its copy, and
-        # the note an earlier build put in it.
-        nb.cells = [cell for cell in nb.cells if "downloaded-alone" not in
-                    cell.metadata.get("tags", [])]
-        note = nbformat.v4.new_markdown_cell(ALONE_NOTE)
-        note.id = "downloaded-alone"
-        note.metadata["tags"] = ["downloaded-alone"]
-        nb.cells.insert(0, note)
-        nbformat.write(nb, path)
+        if path.exists():
+            nb = nbformat.read(path, as_version=4)
+            note = nbformat.v4.new_markdown_cell(ALONE_NOTE)
+            note.id = "downloaded-alone"
+            note.metadata["tags"] = ["downloaded-alone"]
+            nb.cells = [note] + [cell for cell in nb.cells if "downloaded-alone"
+                                 not in cell.metadata.get("tags", [])]
+            nbformat.write(nb, path)
 
-
-# --------------------------------------------------------------------------
-# The runnable zip.
 
 def reader_requirements(root):
     """requirements-reader.txt: READER_PACKAGES at their pins in
@@ -318,9 +255,6 @@ def reader_requirements(root):
         name, _, version = line.partition("==")
         if version:
             pins[name.strip().lower().replace("_", "-")] = line.strip()
-    missing = [p for p in READER_PACKAGES if p not in pins]
-    if missing:
-        raise ValueError(f"requirements.txt pins none of {missing}")
     return ("# What the notebooks need, at the versions the book was run with"
             "\n# (on Linux, install the CPU-only torch first: README.md).\n"
             + "".join(pins[p] + "\n" for p in READER_PACKAGES))
@@ -329,18 +263,13 @@ def reader_requirements(root):
 def write_zip(app, outdir):
     root = Path(app.srcdir)
     chinese = (app.config.language or "en").startswith("zh")
-    files = []
-    for docname in app.env.book_pages:
-        source = root / (docname + ".ipynb")
-        if not source.exists():
-            source = root / (docname + ".md")
-        files.append(source)
-    files += sorted((root / "book" / "mininn").glob("*.py"))
-    files += [root / "book" / "helpers.py", root / "requirements.txt",
-              root / "LICENSE", root / "LICENSE-text"]
-    files += sorted((root / "benchmarks").glob("*.py"))
-    target = outdir / ZIP_NAME
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+    files = [p if p.exists() else p.with_suffix(".md")
+             for p in (root / f"{d}.ipynb" for d in app.env.book_pages)]
+    files += [*sorted((root / "book" / "mininn").glob("*.py")),
+              root / "book" / "helpers.py", root / "requirements.txt",
+              root / "LICENSE", root / "LICENSE-text",
+              *sorted((root / "benchmarks").glob("*.py"))]
+    with zipfile.ZipFile(outdir / ZIP_NAME, "w", zipfile.ZIP_DEFLATED) as archive:
         def add(name, data):
             info = zipfile.ZipInfo(f"{ZIP_FOLDER}/{name}", ZIP_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -351,116 +280,62 @@ def write_zip(app, outdir):
             pythons=TESTED_PYTHONS, count=len(READER_PACKAGES)))
         add("requirements-reader.txt", reader_requirements(root))
         for path in files:
-            if not path.exists():
-                continue
             data = path.read_bytes()
             if chinese and path.parent.name == "book" and path.suffix in (
                     ".ipynb", ".md"):
-                data = translated(path, catalog(app, path.stem))
+                data = in_chinese(app, path)
             add(path.relative_to(root).as_posix(), data)
-    logger.info(f"book_zip: wrote {ZIP_NAME} ({len(files) + 1} files)")
+    logger.info(f"book_zip: wrote {ZIP_NAME} ({len(files) + 2} files)")
 
 
-
-# --------------------------------------------------------------------------
-# The Chinese zip: the Markdown of the pages, from the catalogs.
-
-def catalog(app, page):
-    """{English: Chinese} of locale/<language>/LC_MESSAGES/book/<page>.po,
-    the catalog the Chinese build reads (fuzzy entries left out, as Sphinx
-    leaves them)."""
+def in_chinese(app, path):
+    """A page of the book with its Markdown in Chinese, from the catalog the
+    Chinese build reads (fuzzy entries left out, as Sphinx leaves them)."""
+    import nbformat
     from babel.messages.pofile import read_po
 
-    path = (Path(app.srcdir) / app.config.locale_dirs[0] / app.config.language
-            / "LC_MESSAGES" / "book" / f"{page}.po")
-    if not path.exists():
-        return {}
-    with path.open("rb") as f:
-        return {m.id: m.string for m in read_po(f) if m.id and m.string
-                and not m.fuzzy and isinstance(m.id, str)}
-
-
-def _translate_markdown(text, messages):
-    """Each paragraph, heading, list item, table cell and directive title
-    of `text` whose English is in `messages` (keyed as Sphinx keys them:
-    the lines of a block joined by spaces), in Chinese; the rest as it
-    is (code, directive options, what no catalog holds)."""
-    out, block, fenced, glossary = [], [], False, False
-    items = ("- ", "* ") + tuple(f"{n}. " for n in range(1, 30))
-
-    def flush():
-        if not block:
-            return
-        first = block[0]
-        marker = ""
-        for prefix in items:
-            if first.lstrip().startswith(prefix):
-                marker = first[:len(first) - len(first.lstrip())] + prefix
-                break
-        joined = " ".join(line.strip() for line in block)
-        joined = joined[len(marker.strip()):].strip() if marker else joined
-        indent = "  " if glossary else ""
-        if joined in messages:
-            out.append(indent + marker + messages[joined])
-        else:
-            out.extend(block)
-        block.clear()
-
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if stripped.startswith("```"):
-            flush()
-            glossary = stripped.startswith("```{glossary}")
-            fenced = not fenced and not glossary
-            out.append(line)
-        elif glossary and stripped and not line.startswith(" "):
-            flush()  # a term: kept (chapters link to it), then in Chinese
-            out.append(line)
-            if messages.get(stripped, stripped) != stripped:
-                out.append(messages[stripped])
-        elif fenced or not stripped or stripped.startswith((":::", ":", "<")):
-            flush()
-            title = stripped.partition("} ")[2]
-            # an exercise's title is in the catalog as Sphinx writes it
-            for key in (title, title[:1].lower() + title[1:]):
-                if stripped.startswith(":::{") and key in messages:
-                    line = line.replace(title, messages[key])
-                    break
-            out.append(line)
-        elif stripped.startswith("#"):
-            flush()
-            hashes, _, title = stripped.partition(" ")
-            out.append(f"{hashes} {messages.get(title, title)}")
-        elif stripped.startswith("|"):
-            flush()
-            out.append("|".join(f" {messages.get(c.strip(), c.strip())} "
-                                if c.strip() else c for c in line.split("|")))
-        else:
-            if block and stripped.startswith(items):
-                flush()
-            block.append(line)
-    flush()
-    return "\n".join(out)
-
-
-def translated(path, messages):
-    """A notebook or page of the book with its Markdown in Chinese."""
+    po = Path(app.srcdir, app.config.locale_dirs[0], app.config.language,
+              "LC_MESSAGES", "book", path.stem + ".po")
+    with po.open("rb") as f:
+        messages = {m.id: m.string for m in read_po(f)
+                    if m.string and m.string != m.id and not m.fuzzy}
     if path.suffix == ".md":
-        return _translate_markdown(path.read_text(encoding="utf-8"),
-                                   messages).encode("utf-8")
-    import nbformat
-
+        return translate_markdown(path.read_text("utf-8"), messages).encode()
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = _translate_markdown(cell.source, messages)
-    return nbformat.writes(nb).encode("utf-8")
+            cell.source = translate_markdown(cell.source, messages)
+    return nbformat.writes(nb).encode()
 
 
-# --------------------------------------------------------------------------
-# The workbook (tools/workbook.py): its checks are measured by running the
-# chapters' tests, about 25 CPU-s, so both editions' builds share one, kept
-# in _build/workbook/ under a hash of what it is made of.
+LEAD = re.compile(r"[ \t]*(?:[-*] |\d+\. |#+ |:::\{\w+\} )?")
+
+
+def translate_markdown(text, messages):
+    """`text` with each block whose English `messages` holds in Chinese: a
+    paragraph, list item, heading, exercise title or table cell, keyed as
+    Sphinx keys it (its lines joined by spaces). A glossary term keeps its
+    English line (chapters link to it) above the Chinese."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        lead = LEAD.match(lines[i]).group()
+        end = next((k for k in range(i, len(lines)) if not lines[k].strip()),
+                   len(lines))
+        for j in range(end, i, -1):  # the longest block first
+            key = " ".join(" ".join(lines[i:j])[len(lead):].split())
+            if key in messages:
+                term = not lead and lines[j:j + 1] and lines[j][:2] == "  "
+                out += [lines[i]] * bool(term) + [lead + messages[key]]
+                i = j
+                break
+        else:
+            out.append(re.sub(r"(?<=\|)[^|]+(?=\|)", lambda cell: (
+                f" {messages[cell[0].strip()]} "
+                if cell[0].strip() in messages else cell[0]), lines[i])
+                if lines[i].startswith("|") else lines[i])
+            i += 1
+    return "\n".join(out)
+
 
 def workbook_sources(root):
     """What the workbook is made of: the chapters with a list of bugs in
@@ -477,64 +352,48 @@ def workbook_sources(root):
 
 
 def write_workbook(app, outdir):
+    """Its checks are measured by running the chapters' tests (about 25
+    CPU-s), so both editions' builds share one, made once for its sources."""
     root = Path(app.srcdir)
     digest = hashlib.sha256()
     for path in workbook_sources(root):
         digest.update(path.name.encode() + path.read_bytes())
-    cache = root / "_build" / "workbook" / digest.hexdigest()[:16]
-    made, lock = cache / WORKBOOK_NAME, cache.with_suffix(".lock")
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        lock.mkdir()  # this build makes it; the other edition's waits
-    except FileExistsError:
-        for _ in range(900):
-            if made.exists():
-                break
-            time.sleep(1)
-    if not made.exists():
-        with tempfile.TemporaryDirectory() as tmp:
-            done = subprocess.run([sys.executable, str(root / "tools" /
-                                   "workbook.py"), "--out", tmp],
-                                  capture_output=True, text=True)
-            if done.returncode:
-                raise RuntimeError("tools/workbook.py failed:\n"
-                                   + done.stderr[-3000:])
-            cache.mkdir(exist_ok=True)
-            os.replace(Path(tmp) / WORKBOOK_NAME, made.with_suffix(".part"))
-            os.replace(made.with_suffix(".part"), made)
-        shutil.rmtree(lock, ignore_errors=True)
+    made = root / "_build" / "workbook" / digest.hexdigest()[:16] / WORKBOOK_NAME
+    made.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(made.parent / "lock"):  # the other edition's build waits
+        if not made.exists():
+            with tempfile.TemporaryDirectory() as tmp:
+                done = subprocess.run([sys.executable, str(root / "tools" /
+                                       "workbook.py"), "--out", tmp],
+                                      capture_output=True, text=True)
+                if done.returncode:
+                    raise RuntimeError("tools/workbook.py failed:\n"
+                                       + done.stderr[-3000:])
+                os.replace(Path(tmp) / WORKBOOK_NAME, made)
     shutil.copy(made, outdir / WORKBOOK_NAME)
 
 
-def copy_licences(app, outdir):
-    root = Path(app.srcdir)
-    for source, published in zip(("LICENSE", "LICENSE-text"), LICENCE_FILES):
-        if (root / source).exists():
-            (outdir / published).write_bytes((root / source).read_bytes())
-
-
 def builder_inited(app):
-    app.env.book_pages = toc_pages(app)
+    app.env.book_pages = toc_docnames(Path(app.srcdir) /
+                                      app.config.external_toc_path)
 
 
 def build_finished(app, exception):
-    # The plain HTML builder only: the pages are <docname>.html.
-    if exception is not None or app.builder.name != "html":
-        return
-    outdir = Path(app.outdir)
-    write_zip(app, outdir)
-    write_workbook(app, outdir)
-    mark_lone_notebooks(app, outdir)
-    copy_licences(app, outdir)
+    if exception is None and app.builder.name == "html":  # <docname>.html
+        outdir = Path(app.outdir)
+        write_zip(app, outdir)
+        write_workbook(app, outdir)
+        mark_lone_notebooks(app, outdir)
+        for source, published in zip(("LICENSE", "LICENSE-text"),
+                                     LICENCE_FILES):
+            shutil.copy(Path(app.srcdir, source), outdir / published)
 
 
 def setup(app):
     app.setup_extension("site_catalog")
     app.setup_extension("book_pdf")
     app.connect("builder-inited", builder_inited)
-    app.connect("html-page-context", add_download_note)
-    app.connect("html-page-context", add_licence_to_footer)
     # After sphinx-book-theme has made its header buttons (priority 501).
-    app.connect("html-page-context", add_download_entries, priority=600)
+    app.connect("html-page-context", add_downloads, priority=600)
     app.connect("build-finished", build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
