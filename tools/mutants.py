@@ -124,15 +124,12 @@ def run_one(mutant: Mutant, chapter: Chapter, scratch: Path):
         if subprocess.run([sys.executable, "tools/export.py"], cwd=scratch,
                           capture_output=True).returncode != 0:
             return "caught", time.monotonic() - start, "tools/export.py failed"
-        # the bug is in mininn: the torch.nn half of each test cannot see it
-        env = {k: v for k, v in os.environ.items()
-               if k != "PYTHONDONTWRITEBYTECODE"}  # cache rewritten asserts
-        env["MININN_TEST_BACKENDS"] = "mininn"
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-x", "--no-header", "-p",
-             "no:randomly", "-p", "no:xdist", *chapter.tests,
-             f"book/{chapter.notebook.name}"],
-            cwd=scratch, capture_output=True, text=True, timeout=900, env=env)
+             "no:xdist", *chapter.tests, f"book/{chapter.notebook.name}"],
+            cwd=scratch, capture_output=True, text=True, timeout=900,
+            # the bug is in mininn: a test's torch.nn half cannot see it
+            env=dict(os.environ, MININN_TEST_BACKENDS="mininn"))
     finally:
         shutil.copy(chapter.notebook, target)
     seconds = time.monotonic() - start
