@@ -168,9 +168,8 @@ def facts(dry):
 
 
 def render(title, machine, passes):
-    """The report: the machine, a line per pass, what failed, each device
-    test.
-    `passes`: {name: (what, results, problems, seconds)}; (text, failures)."""
+    """(report, failures): the machine, a line per pass, what failed, each
+    device test; `passes`: {name: (what, results, problems, seconds)}."""
     failed = [(name, p) for name, (_, _, problems, _) in passes.items()
               for p in problems]
     failed += [(name, f"{tid}: {message}") for name, (_, results, _, _)

@@ -1,6 +1,5 @@
-"""The device tests: ordinary tests, marked `gpu` in each file and skipped
-without CUDA. On a GPU machine `python tools/gpu_run.py` runs them (as
-`pytest -m gpu tests/gpu`) with the chapters, and writes the report."""
+"""The device tests, marked `gpu` and skipped without CUDA: on a GPU machine
+`python tools/gpu_run.py` runs them with the chapters, and reports."""
 import os
 
 import pytest
@@ -9,8 +8,8 @@ import torch
 
 @pytest.fixture(scope="session", autouse=True)
 def cuda():
-    """Every test here is skipped where there is no GPU (this fixture is
-    the widest, so it runs before any other of a test)."""
+    """Every test here is skipped without a GPU (before its other fixtures:
+    this one is the widest)."""
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA: tools/gpu_run.py runs it on a GPU machine")
     # cuBLAS reads it once, when it starts (here, after this): without it

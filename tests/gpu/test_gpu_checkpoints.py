@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -15,13 +16,10 @@ pytestmark = pytest.mark.gpu
 OPEN_ON_A_CPU = """
 import json, sys
 import torch
+from helpers import error_of
 path, reference = sys.argv[1], sys.argv[2]
-result = {"cuda": torch.cuda.is_available()}
-try:
-    torch.load(path, weights_only=True)
-    result["plain load"] = "loaded"
-except RuntimeError as e:
-    result["plain load"] = str(e)
+result = {"cuda": torch.cuda.is_available(),
+          "plain load": error_of(torch.load, path, weights_only=True)}
 sd = torch.load(path, map_location="cpu", weights_only=True)
 ref = torch.load(reference, weights_only=True)
 result["devices"] = sorted({t.device.type for t in sd.values()})
@@ -38,13 +36,14 @@ def test_a_gpu_checkpoint_opens_on_a_cpu_only_with_map_location(
     torch.save(model.cuda().state_dict(), tmp_path / "gpu.pt")
     out = subprocess.run(
         [sys.executable, "-c", OPEN_ON_A_CPU, str(tmp_path / "gpu.pt"),
-         str(tmp_path / "cpu.pt")], capture_output=True, text=True,
-        check=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+         str(tmp_path / "cpu.pt")], capture_output=True, text=True, check=True,
+        cwd=Path(__file__).parents[2] / "book",  # for helpers
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
     result = json.loads(out.stdout)
-    record_property("without map_location", result["plain load"][:120])
+    record_property("without map_location", str(result["plain load"])[:120])
     assert result["cuda"] is False
-    assert result["plain load"].startswith(
-        "Attempting to deserialize object on a CUDA device")
+    assert str(result["plain load"]).startswith(
+        "RuntimeError: Attempting to deserialize object on a CUDA device")
     assert result["devices"] == ["cpu"] and result["same"]
 
 
