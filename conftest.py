@@ -3,17 +3,14 @@ starts inherit this environment, so it is set here, before any starts."""
 import os
 from pathlib import Path
 
-# Chapter 10's benchmarks run a short workload under test (only outputs
-# tagged nbval-ignore-output depend on it); `dev.py bench` the full one.
+# chapter 10's benchmarks: a short workload under test (`dev.py bench`: full)
 os.environ.setdefault("MININN_QUICK", "1")
-# one notebook per core already: kernels must not each start a thread per
-# core (stored outputs must not depend on the thread count anyway)
+# one notebook per core already: no kernel starts a thread per core
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 # pytest-xdist (--dist loadfile --no-loadscope-reorder, tools/dev.py) hands
-# each worker a whole file, in collection order: the longest files go first,
-# so that no core waits at the end for another. Seconds, measured alone on
-# 2 cores; unlisted files are short. A new slow file goes here.
+# out whole files in collection order: the longest go first, so no core
+# waits at the end. Seconds alone on 2 cores; a new slow file goes here.
 LONGEST_FIRST = {
     "tests/test_site_pages.py": 230,  # builds both editions first
     "tests/test_workbook.py": 18,  # runs chapter 2's checks ~40 times
