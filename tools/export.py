@@ -114,19 +114,17 @@ def public_names(source: str) -> list[str]:
 # defines moves into the class body, so the file reads as a library (as in
 # d2l's library build); @add_to_class stays for earlier chapters' classes.
 
-def _string_interiors(source: str) -> set[int]:
-    """Lines inside a string token after its first: indenting changes them."""
-    return {line for tok in tokenize.generate_tokens(io.StringIO(source).readline)
-            if tok.type == tokenize.STRING
-            for line in range(tok.start[0] + 1, tok.end[0] + 1)}
-
-
-def _docstring_lines(tree) -> set[int]:
-    return {line for node in ast.walk(tree)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                 ast.ClassDef)) and ast.get_docstring(node)
-            for line in range(node.body[0].lineno + 1,
-                              node.body[0].end_lineno + 1)}
+def _keep_as_is(source: str, tree) -> set[int]:
+    """Lines inside a string after its first, docstrings apart: indenting
+    them would change the string."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    strings = {line for tok in tokens if tok.type == tokenize.STRING
+               for line in range(tok.start[0] + 1, tok.end[0] + 1)}
+    docs = [node.body[0] for node in ast.walk(tree) if isinstance(
+        node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and ast.get_docstring(node)]
+    return strings - {line for doc in docs
+                      for line in range(doc.lineno + 1, doc.end_lineno + 1)}
 
 
 def _global_reads(source: str) -> set[str]:
@@ -168,7 +166,7 @@ def gather_classes(source: str) -> str:
         return source
     moved = {n.name for n in moves}
     lines = source.splitlines()
-    keep_as_is = _string_interiors(source) - _docstring_lines(tree)
+    keep_as_is = _keep_as_is(source, tree)
     removed, after, replaced = set(), {}, set()  # after[n]: lines after n
     # `del name` of a moved function (the notebook drops the module-level
     # name add_to_class leaves behind): in the package there is none
