@@ -1,6 +1,7 @@
 """Helpers shared by the test files. A helper that one file needs stays in
 that file, under a name no other test file uses (tests/test_support.py)."""
 import contextlib
+import importlib
 import inspect
 from types import SimpleNamespace
 
@@ -92,18 +93,13 @@ class Backend:
 
     def __init__(self, name):
         self.name = name
-        if name == "mininn":
-            import mininn
-
-            # Parameter and Buffer are torch's own classes in mininn too
-            self._places = [mininn, SimpleNamespace(
+        if name == "mininn":  # Parameter and Buffer: torch's own classes
+            self._places = [importlib.import_module("mininn"), SimpleNamespace(
                 Parameter=torch.nn.Parameter, Buffer=torch.nn.Buffer)]
         else:
-            import torch.nn.modules.module as module
-            import torch.nn.modules.utils as utils
-            import torch.utils.hooks as hooks
-
-            self._places = [torch.nn, module, hooks, utils]
+            self._places = [importlib.import_module(place) for place in (
+                "torch.nn", "torch.nn.modules.module", "torch.utils.hooks",
+                "torch.nn.modules.utils")]
 
     def __getattr__(self, attr):
         for place in self._places:

@@ -49,8 +49,7 @@ def setup():
         return
     if not PYTHON.exists():
         venv.create(VENV, with_pip=True)
-    for cmd in ([PYTHON, "-m", "pip", "install", "-q", "--upgrade", "pip"],
-                [PYTHON, "-m", "pip", "install", "-q", "-r", REQUIREMENTS],
+    for cmd in ([PYTHON, "-m", "pip", "install", "-q", "-r", REQUIREMENTS],
                 [PYTHON, "-m", "pip", "check"]):
         if run(*cmd) != 0:
             sys.exit("setup failed: see the pip output above")

@@ -218,8 +218,7 @@ def main(argv=None):
     else:
         import torch
         if not torch.cuda.is_available():
-            print("no CUDA here: nothing to check (--dry-run runs the "
-                  "machinery on the CPU)")
+            print("no CUDA here (--dry-run runs the machinery on the CPU)")
             return 2
     machine = facts(args.dry_run)
     date = datetime.date.today().isoformat()

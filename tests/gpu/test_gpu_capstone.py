@@ -36,11 +36,11 @@ print(json.dumps({"device": scope["device"].type, **hashes}))
 @pytest.fixture(scope="module")
 def runs():
     """Three runs of chapter 9's training, each in a fresh process."""
-    env = {**os.environ, "MPLBACKEND": "Agg"}
     return [json.loads(subprocess.run(
         [sys.executable, "-c", TRAIN, str(BOOK / "09_capstone.ipynb"),
-         VERDICT], cwd=BOOK, env=env, capture_output=True, text=True,
-        check=True).stdout.splitlines()[-1]) for _ in range(3)]
+         VERDICT], cwd=BOOK, env={**os.environ, "MPLBACKEND": "Agg"},
+        capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+        for _ in range(3)]
 
 
 def test_the_capstone_trains_on_the_gpu(runs):
