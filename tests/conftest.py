@@ -3,6 +3,8 @@ on mininn through the `nn` fixture, which hands out one backend at a time."""
 import os
 
 import pytest
+# the website's fixtures, for the test_site_*.py files (tests/site/)
+from site_fixtures import browser, builds, site  # noqa: F401
 
 # tools/mutants.py sets "mininn": a bug planted in mininn cannot fail a test
 # body that runs on torch.nn. Unset, each test runs on both.
@@ -24,7 +26,3 @@ def both():
     from support import Backend
 
     return Backend("torch.nn"), Backend("mininn")
-
-
-# The website's fixtures, for the test_site_*.py files (tests/site/)
-from site_fixtures import browser, builds, site  # noqa: E402, F401
