@@ -16,7 +16,6 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
-CHAPTER = re.compile(r"^(\d\d)_(\w+)\.ipynb$")
 # The package root hands out torch's names (tests/test_package_shape.py);
 # these are the book's own additions, and why:
 BOOK_ADDS = {
@@ -67,7 +66,7 @@ def exported(path: Path) -> tuple[str, str]:
     nb = nbformat.read(path, as_version=4)
     cells = [c.source.strip() for c in nb.cells if c.cell_type == "code"
              and "export" in c.metadata.get("tags", [])]
-    default = CHAPTER.match(path.name).group(2)
+    default = path.stem.split("_", 1)[1]  # 03_call_and_layers: call_and_layers
     name = nb.metadata.get("mininn", {}).get("module", default)
     return name, "\n\n\n".join(cells)
 

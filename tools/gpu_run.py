@@ -8,7 +8,6 @@ see the GPU fails the run instead of passing on the meta device. Exit
 status: 0 all passed, 1 something failed, 2 no CUDA here.
 """
 import argparse
-import datetime
 import importlib.metadata
 import json
 import os
@@ -221,7 +220,7 @@ def main(argv=None):
             print("no CUDA here (--dry-run runs the machinery on the CPU)")
             return 2
     machine = facts(args.dry_run)
-    date = datetime.date.today().isoformat()
+    date = time.strftime("%Y-%m-%d")
     slug = "dry-run" if args.dry_run else re.sub(
         r"[^a-z0-9]+", "-", machine["device"].split(" (")[0].lower()).strip("-")
     out = args.out or (Path(tempfile.mkdtemp()) if args.dry_run else REPORTS)
