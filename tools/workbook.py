@@ -19,13 +19,13 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 
-
 # --------------------------------------------------------------------------
-# The checker (runs in the reader's kernel).
-
-# What a run of tests saw: {test: passed}, the first failure's lines, the
-# last `==` that failed, the test running now.
+# The checker (runs in the reader's kernel). STATE: the test running now and
+# what a run saw ({test: passed}, the first failure's lines, the last `==`).
 STATE = types.SimpleNamespace(test="")
+_REPR = reprlib.Repr()  # a value in a report: 12 items, 120 characters
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = 12
+_REPR.maxstring = _REPR.maxother = 120
 
 
 @pytest.fixture
@@ -41,19 +41,17 @@ def both():
     return Backend("torch.nn"), Backend("mininn")
 
 
+def pytest_runtest_logstart(nodeid):
+    STATE.test, STATE.compare = nodeid.partition("::")[2], None
+
+
 def pytest_assertrepr_compare(op, left, right):
     STATE.compare = (op, left, right)  # the tests write `assert yours == torch's`
-
-
-def pytest_runtest_logstart(nodeid):
-    STATE.test = nodeid.partition("::")[2]
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     report = (yield).get_result()
-    if report.when == "setup":
-        STATE.compare = None
     if report.failed and STATE.first is None and call.excinfo:
         try:
             STATE.first = _describe(item, call.excinfo)
@@ -61,16 +59,6 @@ def pytest_runtest_makereport(item, call):
             STATE.first = [f"first failure: {item.name}: {error!r}"]
     if report.failed or report.when == "call" and report.passed:
         STATE.results.setdefault(STATE.test, report.passed)
-
-
-_REPR = reprlib.Repr()
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = 12
-_REPR.maxstring = _REPR.maxother = 120
-
-
-def _short(value, width=400):
-    text = repr(value) if isinstance(value, str) else _REPR.repr(value)
-    return text if len(text) <= width else text[:width] + " ..."
 
 
 def _describe(item, excinfo):
@@ -103,6 +91,11 @@ def _describe(item, excinfo):
     return lines
 
 
+def _short(value, width=400):
+    text = repr(value) if isinstance(value, str) else _REPR.repr(value)
+    return text if len(text) <= width else text[:width] + " ..."
+
+
 def _line(entry):
     """The first line of a traceback entry's statement, '' if unknown."""
     try:
@@ -121,21 +114,19 @@ def _behaviour(name):
 @contextlib.contextmanager
 def _installed(chapter, reader):
     """mininn as the reader has it: the book's chapters before `chapter`, the
-    reader's module itself (a test that resets one of its globals resets
-    the reader's) as `chapter`, and no later one (it would bring the book's
-    own solution)."""
+    reader's module itself as `chapter` (a test that resets one of its
+    globals resets the reader's), and no later one (it would bring the
+    book's own solution: ImportError)."""
     import mininn
 
-    here = mininn.CHAPTERS.index(chapter)
-    earlier = [importlib.import_module(f"mininn.{c}")
-               for c in mininn.CHAPTERS[:here]]
+    here, root = mininn.CHAPTERS.index(chapter), vars(mininn)
+    books = [importlib.import_module(f"mininn.{c}") for c in mininn.CHAPTERS[:here]]
     modules = {f"mininn.{c}": None for c in mininn.CHAPTERS[here:]}
-    modules[f"mininn.{chapter}"] = reader  # and later ones: ImportError
-    saved, root = {key: sys.modules.get(key) for key in modules}, vars(mininn)
-    saved_root = dict(root)
+    modules[f"mininn.{chapter}"] = reader
+    saved, saved_root = {k: sys.modules.get(k) for k in modules}, dict(root)
     for name in [*mininn.CHAPTERS[here:], *mininn._WHERE]:
         root.pop(name, None)
-    for module in [*earlier, reader]:  # the latest chapter's name wins
+    for module in [*books, reader]:  # the latest chapter's name wins
         root.update({n: getattr(module, n) for n in mininn._WHERE
                      if hasattr(module, n)})
     root[chapter] = reader
@@ -151,15 +142,15 @@ def _installed(chapter, reader):
         root.update(saved_root)
 
 
-def run_tests(chapter, test_file, tests, reader, stop_at_first=False):
-    """Run `tests` of `test_file` (none: all) on the module `reader` as
-    mininn's `chapter`; returns STATE."""
-    tests_dir = HERE / "tests"
+def run_tests(spec, tests, reader, stop_at_first=False):
+    """Run `tests` (none: all) of the chapter `spec` on the module `reader`
+    as its chapter of mininn; returns STATE."""
+    tests_dir, test_file = HERE / "tests", spec["test_file"]
     if str(tests_dir) not in sys.path:
         sys.path.insert(0, str(tests_dir))
     # imported again each time: its parameters may list the reader's classes
     sys.modules.pop(Path(test_file).stem, None)
-    STATE.results, STATE.first, STATE.compare = {}, None, None
+    STATE.results, STATE.first = {}, None
     from hypothesis import settings
     settings.register_profile("workbook", database=None, derandomize=True)
     settings.load_profile("workbook")
@@ -171,7 +162,7 @@ def run_tests(chapter, test_file, tests, reader, stop_at_first=False):
              " -p no:cacheprovider -p no:randomly -p no:faulthandler"
              " -p no:unraisableexception -p no:threadexception").split()
     args += ["--rootdir", str(tests_dir), *["-x"][:stop_at_first]]
-    with _installed(chapter, reader), \
+    with _installed(spec["module"], reader), \
             contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[sys.modules[__name__]])
     return STATE
@@ -192,8 +183,7 @@ def checks_for(notebook):
         if not hasattr(reader, "Module"):
             print("Run the cells above first: there is no Module yet.")
             return
-        results = run_tests(spec["module"], spec["test_file"], tests,
-                            reader, stop_at_first).results
+        results = run_tests(spec, tests, reader, stop_at_first).results
         print(f"check({piece!r}): {sum(results.values())} of {len(tests)} "
               "behaviours as in torch.nn")
         for name, ok in results.items():
@@ -234,7 +224,7 @@ def measure(spec):
             calls.setdefault(STATE.test, set()).add(
                 frame.f_code.co_qualname.partition(".<locals>")[0])
     sys.setprofile(tracer)
-    results = run_tests(spec["module"], spec["test_file"], [], module).results
+    results = run_tests(spec, [], module).results
     sys.setprofile(None)
     order, piece_of = spec["pieces"], spec["qualnames"]
     done = {"checks": {p: [] for p in order}, "later": [], "untouched": []}
@@ -269,16 +259,16 @@ def prove(notebook, cells, mutants, show=None):
 
     def run(sources, start=None, stop=True):
         _fresh_main(sources)
-        counts, shown = {}, []
+        counts, shown = {}, ""
         for piece in list(checks)[list(checks).index(start) if start else 0:]:
             with contextlib.redirect_stdout(io.StringIO()) as printed:
                 check(piece, stop)
             passed = sum(STATE.results.values())
             counts[piece] = [passed, len(checks[piece]) - passed]
-            shown.append(printed.getvalue())
+            shown = shown or printed.getvalue()
             if start and passed < len(checks[piece]):
                 break
-        return counts, shown[0]
+        return counts, shown
 
     done = {"stubs": run([stub(c) for c in cells.values()])[0],
             "book": run(cells.values())[0], "in order": {}, "mutants": {}}
@@ -369,20 +359,6 @@ def stub(source, hints=()):
     return "\n".join(lines)
 
 
-INTRO = """\
-**Workbook: rebuild it yourself.** This is the chapter as an exercise.
-Every cell that builds the mini Module ends in `raise NotImplementedError`:
-its signature, docstring and a one-line hint are left; the body is yours
-to write, and the prose above it says what it must do. After each piece a
-`check(...)` cell runs the book's own tests of that piece on your code (the
-same tests that hold the book's `mininn` to `torch.nn`) and prints a table
-and, for the first failure, what `torch.nn` does and what your code does.
-The chapters before this one are the book's solutions (`mininn/`), so you
-can start anywhere; this chapter's solution is in the book itself. The
-cells below still show the book's outputs: run them once your pieces pass.
-"""
-
-
 def workbook_notebook(path, spec, hints):
     """The exercise version of one chapter notebook."""
     import nbformat
@@ -393,7 +369,9 @@ def workbook_notebook(path, spec, hints):
         f"from workbook import checks_for\n\ncheck = checks_for({path.stem!r})"
         "  # check(\"piece\"): the book's tests of a piece, on your code",
         id="workbook-checks")
-    cells, in_solution = [new_markdown_cell(INTRO, id="workbook-intro")], False
+    # the README's opening paragraph opens each chapter too
+    intro = (HERE / "workbook_README.md").read_text("utf-8").split("\n\n")[1]
+    cells, in_solution = [new_markdown_cell(intro, id="workbook-intro")], False
     for cell in nb.cells:
         exported = "export" in cell.metadata.get("tags", [])
         if cell.cell_type == "markdown":
@@ -423,13 +401,10 @@ def in_workbook(book, function, jobs):
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.setdefault("OMP_NUM_THREADS", "1")
-    done = subprocess.run(
+    return json.loads(subprocess.run(
         [sys.executable, "-c", "import workbook; workbook._command()", function],
-        input=json.dumps(jobs), capture_output=True, text=True, cwd=book,
-        env=env)
-    if done.returncode:
-        raise RuntimeError(f"workbook.{function} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout)
+        input=json.dumps(jobs), stdout=subprocess.PIPE, text=True, cwd=book,
+        env=env, check=True).stdout)
 
 
 def write(out, selected=()):
@@ -452,9 +427,8 @@ def write(out, selected=()):
     shutil.copy(HERE / "workbook_README.md", out / "README.md")
     (book / "tests").mkdir()
     shutil.copy(ROOT / "tests" / "support.py", book / "tests")
-    (book / "tests" / "pytest.ini").write_text(
-        "[pytest]\n# The book's behaviour tests, run by workbook.py's "
-        "check(): python_files = test_*.py\n")
+    # the tests' own rootdir: no configuration from the folders above
+    (book / "tests" / "pytest.ini").write_text("[pytest]\n")
     chapters, specs = mutants.chapters(selected), {}
     for chapter in chapters:
         (test_file,) = chapter.tests
@@ -492,7 +466,7 @@ def proofs(out, selected=(), show=None):
 
 def main(argv=None):
     import argparse
-    import zipfile
+    import shutil
 
     parser = argparse.ArgumentParser(prog="python3 tools/dev.py workbook",
                                      description=__doc__.splitlines()[0])
@@ -503,16 +477,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     out = args.out / NAME
     for notebook, spec in write(out, args.chapters).items():
-        tests = sum(map(len, spec["checks"].values()))
-        print(f"{notebook}: {len(spec['checks'])} checks, {tests} tests "
+        print(f"{notebook}: {len(spec['checks'])} checks, "
+              f"{sum(map(len, spec['checks'].values()))} tests "
               f"({len(spec['later'])} wait for later chapters, "
               f"{len(spec['untouched'])} call nothing of this chapter)")
-    with zipfile.ZipFile(out.with_suffix(".zip"), "w",
-                         zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(out.rglob("*")):
-            if path.is_file() and not {"__pycache__", ".hypothesis"} & set(
-                    path.relative_to(out).parts):
-                archive.write(path, path.relative_to(args.out))
+    for junk in [*out.rglob("__pycache__"), *out.rglob(".hypothesis")]:
+        shutil.rmtree(junk)
+    shutil.make_archive(str(out), "zip", args.out, NAME)
     print(f"wrote {out} and {NAME}.zip")
 
 
