@@ -81,7 +81,7 @@ def test_pdf_has_no_page_that_ends_in_an_empty_code_frame(pdf):
     # goes on to the next leaves an empty box behind (book.css keeps a
     # cell's div.cell_input whole).
     assert sum(sheet.frames for sheet in pdf.sheets) >= 5, "no code frames"
-    empty = pdf.empty_frame_pages()
+    empty = [sheet.number for sheet in pdf.sheets if sheet.last_frame_empty]
     assert not empty, f"{len(empty)} pages end in an empty code frame: " \
         f"{empty[:40]}"
 
@@ -135,7 +135,7 @@ PRINTED = [d for d in PAGES[1:] if d != book_pdf.GLOSSARY] + [
 def test_pdf_bookmarks_are_the_pages_in_order_where_they_start(pdf, edition):
     # Each page a top-level bookmark, titled as its heading, spaces
     # included (Chromium's own dropped the one before a heading's last
-    # `code`: "someone else'sforward"; book_print.retitle).
+    # `code`: "someone else'sforward"; book_print.print_pdf).
     marks = [(level, normalise(title), page)
              for level, title, page in pdf.outline]
     wanted = [(0, bookmark(d, edition, squeeze=False),

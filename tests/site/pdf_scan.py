@@ -1,226 +1,126 @@
-"""What a reader of the book's PDF sees, read from the file itself.
-
-One pass over the pages renders each at 40 dpi (pypdfium2, the PDF engine
-of Chromium's own viewer) and extracts its text. From the pixels:
-
-- whether the page's last code frame (the grey box with the green bar on
-  its left, `div.cell_input` on the website) holds any text: a frame that
-  starts at the foot of a page and whose code went on to the next page
-  leaves an empty box behind;
-- whether anything dark is printed past the right margin (code or an output
-  cut at the edge of the sheet).
-
-From the file: its bookmarks, metadata, whether it is tagged, where each
-named destination (an element id that a link points at) lands, the pixel
-size of every image it holds, and where each of its links leads.
-Nothing here knows the book's language: the Chinese edition can scan its
-own PDF with the same functions.
+"""What a reader of the book's PDF sees, read from the file itself: each page
+rendered at 40 dpi with its text (pypdfium2, the engine of Chromium's own PDF
+viewer), the bookmarks, metadata, tags and fonts, and (pikepdf) the named
+destinations, images and links. Nothing here knows the book's language.
 """
-import ctypes
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+import numpy as np
+import pikepdf
+import pypdfium2 as pdfium
+import pypdfium2.raw as raw
 
 DPI = 40
-# The green bar of a code cell: green well above red and blue.
-GREEN_MARGIN = 60
-# Ink: darker than the frame's grey (247) and the page's white.
-INK = 160
+GREEN_MARGIN = 60  # a code frame's bar: green this far above red and blue
+INK = 160  # darker than a code frame's grey (247) and the page's white
+RIGHT_MARGIN = 14 / 25.4 * 72  # whole-book.css's, in points
 
 
 @dataclass
 class Sheet:
     number: int
     text: str
-    frames: int                 # code frames that start or end on it
-    last_frame_empty: bool      # its last (lowest) code frame holds no ink
-    last_frame_height: float    # that frame's height, in points
-    ink_past_right_margin: int  # dark pixels right of the text column
+    frames: int  # code frames that start or end on it
+    # the lowest holds no ink: a frame that starts at the foot of a page
+    last_frame_empty: bool  # and whose code goes on to the next
+    ink_past_right_margin: int  # dark pixels: code or output cut at the edge
 
 
 @dataclass
 class Scan:
-    sheets: list = field(default_factory=list)
-    outline: list = field(default_factory=list)  # (level, title, page)
-    metadata: dict = field(default_factory=dict)
-    tagged: bool = False
-    destinations: dict = field(default_factory=dict)  # name -> page
-    images: list = field(default_factory=list)  # (width, height), sorted
-    links: list = field(default_factory=list)  # (page, URI or None: within)
-
-    def empty_frame_pages(self):
-        return [s.number for s in self.sheets if s.last_frame_empty]
+    sheets: list
+    outline: list  # (level, title, page)
+    metadata: dict
+    tagged: bool
+    destinations: dict  # an element id a link points at -> its page
+    images: list  # (width, height) in pixels, sorted
+    links: list  # (page, URI, or None for a link within the file)
 
 
 def squeezed(text):
-    """A page's text without its whitespace and hyphens: pdfium breaks lines
-    (and Chinese text) where the page did, not where the source did, and
-    reads the hyphen of a word broken at a line's end ("pre-hook") as
-    "\x02"."""
+    """Text without whitespace and hyphens: pdfium breaks lines where the page
+    does, and reads a hyphen there as "\x02"."""
     return re.sub(r"[\s\x02-]+", "", text)
 
 
 def greenish(image):
-    """Where a pixel of an RGB (or BGR) image is green well above its red
-    and blue: GREEN_MARGIN above the larger of them. In bytes, without a
-    wider copy of the image: a pixel whose red or blue is above 255 -
-    GREEN_MARGIN can never be, and is clamped there so the sum fits."""
-    import numpy as np
-
+    """Where a pixel of an RGB (or BGR) image is green GREEN_MARGIN above its
+    red and blue, in bytes: a red or blue above 255 - GREEN_MARGIN never is,
+    and is clamped there so that the sum fits."""
     other = np.maximum(image[:, :, 0], image[:, :, 2])
     np.minimum(other, 255 - GREEN_MARGIN, out=other)
     other += GREEN_MARGIN
     return image[:, :, 1] > other
 
 
-def last_frame(green):
-    """(top row, bottom row, first column right of the bar) of the lowest
-    green-barred frame, given where an image is green (greenish), or
-    None."""
-    import numpy as np
-
-    rows = np.flatnonzero(green.any(axis=1))
-    if not len(rows):
-        return None
-    gaps = np.flatnonzero(np.diff(rows) > 1)
-    top = rows[gaps[-1] + 1] if len(gaps) else rows[0]
-    bottom = rows[-1]
-    # The bar: columns green on (nearly) every row of the run.
-    counts = np.count_nonzero(green[top:bottom + 1], axis=0)
-    bar = np.flatnonzero(counts >= 0.8 * (bottom - top + 1))
-    if not len(bar):
-        return None
-    return int(top), int(bottom), int(bar.max()) + 1
-
-
-def frame_runs(green):
-    """How many runs of rows with green in them (code frames) a page has."""
-    import numpy as np
-
-    rows = np.flatnonzero(green.any(axis=1))
-    return 0 if not len(rows) else int(np.count_nonzero(np.diff(rows) > 1)) + 1
-
-
-def scan(path, right_margin_mm=14.0, text=True):
-    """Read the PDF at `path` page by page (see the module's docstring)."""
-    import numpy as np
-    import pypdfium2 as pdfium
-    import pypdfium2.raw as raw
-
-    pdf = pdfium.PdfDocument(str(path))
-    result = Scan()
-    result.images = images(path)
-    result.links = links(path)
-    result.metadata = pdf.get_metadata_dict()
-    result.tagged = bool(raw.FPDFCatalog_IsTagged(pdf.raw))
-    for item in pdf.get_toc():
-        dest = item.get_dest()
-        result.outline.append((item.level, item.get_title(),
-                               dest.get_index() + 1 if dest else None))
-    count = raw.FPDF_CountNamedDests(pdf.raw)
-    for index in range(count):
-        size = ctypes.c_long(0)
-        raw.FPDF_GetNamedDest(pdf.raw, index, None, ctypes.byref(size))
-        buffer = ctypes.create_string_buffer(size.value)
-        dest = raw.FPDF_GetNamedDest(pdf.raw, index, buffer,
-                                     ctypes.byref(size))
-        if dest:
-            name = buffer.raw[:size.value].decode("utf-16-le").rstrip("\0")
-            result.destinations[name] = raw.FPDFDest_GetDestPageIndex(
-                pdf.raw, dest) + 1
+def sheet(number, page):
+    """Render one page: its code frames (runs of rows with green in them, the
+    bar left of div.cell_input's code) and its ink."""
     scale = DPI / 72
-    for index in range(len(pdf)):
-        page = pdf[index]
-        width, _ = page.get_size()
-        image = page.render(
-            scale=scale, draw_annots=False, no_smoothtext=True,
-            no_smoothpath=True, no_smoothimage=True,
-        ).to_numpy()
-        # Ink: all three colours darker than INK (channel by channel: a
-        # reduction over the colour axis costs several times more).
-        dark = image[:, :, 0] < INK
-        dark &= image[:, :, 1] < INK
-        dark &= image[:, :, 2] < INK
-        green = greenish(image)
-        edge = int(round((width - right_margin_mm / 25.4 * 72) * scale)) + 1
-        frame = last_frame(green)
-        empty, height = False, 0.0
-        if frame:
-            top, bottom, left = frame
-            empty = not dark[top:bottom + 1, left:edge].any()
-            height = (bottom - top + 1) / scale
-        words = ""
-        if text:
-            textpage = page.get_textpage()
-            words = textpage.get_text_bounded()
-            textpage.close()
-        result.sheets.append(Sheet(
-            number=index + 1, text=words, frames=frame_runs(green),
-            last_frame_empty=empty, last_frame_height=height,
-            ink_past_right_margin=int(np.count_nonzero(dark[:, edge:]))))
-        page.close()
+    image = page.render(scale=scale, draw_annots=False, no_smoothtext=True,
+                        no_smoothpath=True, no_smoothimage=True).to_numpy()
+    # channel by channel: a reduction over the colour axis costs far more
+    dark = (image[:, :, 0] < INK) & (image[:, :, 1] < INK) & (
+        image[:, :, 2] < INK)
+    edge = int(round((page.get_width() - RIGHT_MARGIN) * scale)) + 1
+    green = greenish(image)
+    rows = np.flatnonzero(green.any(axis=1))
+    runs = np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1) if len(
+        rows) else []
+    empty = False
+    if runs:
+        top, bottom = runs[-1][0], runs[-1][-1] + 1
+        # the bar: the columns green on (nearly) every row of the frame
+        bar = np.flatnonzero(np.count_nonzero(green[top:bottom], axis=0)
+                             >= 0.8 * (bottom - top))
+        empty = len(bar) > 0 and not dark[top:bottom, bar.max() + 1:edge].any()
+    textpage = page.get_textpage()
+    text = textpage.get_text_bounded()
+    textpage.close()
+    return Sheet(number, text, len(runs), empty,
+                 int(np.count_nonzero(dark[:, edge:])))
+
+
+def scan(path):
+    """Read the PDF at `path` page by page."""
+    pdf = pdfium.PdfDocument(str(path))
+    outline = [(item.level, item.get_title(),
+                item.get_dest().get_index() + 1 if item.get_dest() else None)
+               for item in pdf.get_toc()]
+    sheets = [sheet(number, page) for number, page in enumerate(pdf, 1)]
+    metadata, tagged = pdf.get_metadata_dict(), pdf.is_tagged()
     pdf.close()
-    return result
-
-
-def images(path):
-    """[(width, height)] in pixels of every image the PDF at `path` holds,
-    sorted; an image's transparency (its /SMask, an image too) is part of
-    it, not another."""
-    import pikepdf
-
     with pikepdf.open(path) as pdf:
+        numbers = {page.objgen: n for n, page in enumerate(pdf.pages, 1)}
+        destinations = {name[1:]: numbers[dest[0].objgen]
+                        for name, dest in pdf.Root.Dests.items()}
+        # an image's transparency (its /SMask) is part of it, not another
         streams = [o for o in pdf.objects if isinstance(o, pikepdf.Stream)
                    and o.get("/Subtype") == "/Image"]
         masks = {o.SMask.objgen for o in streams if "/SMask" in o}
-        return sorted((int(o.Width), int(o.Height)) for o in streams
-                      if o.objgen not in masks)
-
-
-def links(path):
-    """[(page, URI)] of every link of the PDF at `path`, in page order; the
-    URI is None for a link within the file (to a page or a named
-    destination)."""
-    import pikepdf
-
-    found = []
-    with pikepdf.open(path) as pdf:
-        for number, page in enumerate(pdf.pages, start=1):
-            for note in page.get("/Annots", []):
-                if note.get("/Subtype") != "/Link":
-                    continue
-                action = note.get("/A")
-                uri = (str(action.URI) if action is not None
-                       and action.get("/S") == "/URI" else None)
-                found.append((number, uri))
-    return found
+        images = sorted((int(o.Width), int(o.Height)) for o in streams
+                        if o.objgen not in masks)
+        links = [(number, str(note.A.URI) if note.get("/A", {}).get("/S")
+                  == "/URI" else None)
+                 for number, page in enumerate(pdf.pages, 1)
+                 for note in page.get("/Annots", [])
+                 if note.get("/Subtype") == "/Link"]
+    return Scan(sheets, outline, metadata, tagged, destinations, images, links)
 
 
 def fonts(path, number, chars=None):
-    """{(font name, embedded)} of the characters drawn on page `number`
-    (from 1) that `chars` (a predicate on one character) accepts, or of
-    all of them: which fonts the text of a page is set in. The name is the
-    PDF's (a subset's "ABCDEF+" prefix left out)."""
-    import pypdfium2 as pdfium
-    import pypdfium2.raw as raw
-
+    """{(font name, embedded)} of the characters drawn on page `number` (from
+    1) that `chars` (a predicate on one character) accepts, or of all: which
+    fonts the page's text is set in (a subset's "ABCDEF+" left out)."""
     pdf = pdfium.PdfDocument(str(path))
-    page = pdf[number - 1]
-    textpage = page.get_textpage()
+    textpage = pdf[number - 1].get_textpage()
     found = {}
     for index in range(textpage.count_chars()):
         char = chr(raw.FPDFText_GetUnicode(textpage.raw, index))
-        if chars is not None and not chars(char):
-            continue
-        font = raw.FPDFTextObj_GetFont(
-            raw.FPDFText_GetTextObject(textpage.raw, index))
-        if not font:
-            continue
-        size = raw.FPDFFont_GetBaseFontName(font, None, 0)
-        buffer = ctypes.create_string_buffer(size)
-        raw.FPDFFont_GetBaseFontName(font, buffer, size)
-        name = buffer.value.decode("latin-1").rpartition("+")[2]
-        found[name] = bool(raw.FPDFFont_GetIsEmbedded(font))
-    textpage.close()
-    page.close()
+        textobj = textpage.get_textobj(index)
+        if textobj and (chars is None or chars(char)):
+            font = textobj.get_font()
+            found[font.get_base_name().rpartition("+")[2]] = font.is_embedded
     pdf.close()
     return set(found.items())
