@@ -1,21 +1,7 @@
-"""The website as a reader meets it, in both editions.
-
-Both editions are built once per test run, at the same time: the English one
-with `jupyter-book build -W -n --keep-going --all .` into _build/html, the
-Chinese one with `tools/i18n.py build` into _build/html/zh; each prints its
-PDF (site/book_pdf.py) only in a run that reads the PDFs, `python3 tools/dev.py
-test --pdf` (the tests marked pdf). One server serves _build/html (the Chinese edition
-under zh/), and one Chromium per test process (playwright) browses it: two
-sync playwrights cannot share a process.
-
-Under pytest-xdist the first worker that needs the sites builds them while
-the others wait for it (a file lock, as pytest-xdist's documentation does it
-for a session fixture): the two builds keep both cores busy meanwhile.
-
-BOOK_SITE_BUILT=1 tests the sites _build/html holds, without building them
-(the build's own tests are then skipped). BOOK_SCREENSHOTS=1 saves a
-screenshot of every page visited under _build/screenshots/.
-"""
+"""Both editions of the website, built once per test run (their PDFs only
+for the tests marked pdf; under pytest-xdist by the first worker while the
+others wait), served by one server and browsed by one Chromium per test
+process. BOOK_SITE_BUILT=1 tests the sites _build/html holds as they are."""
 import json
 import os
 import re
@@ -25,30 +11,22 @@ import time
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 import book_pdf
 import book_print
 import book_zip
 from checks import ANSWERED, BUILT, EDITIONS, HTML, PAGES, ROOT
 
-# --------------------------------------------------------------------------
-# Build (both editions, once per run), serve, browse.
-
-def expected_files(edition, pdf):
-    made = [d + ".html" for d in PAGES] + [book_zip.ZIP_NAME]
-    if pdf and book_print.pdf_possible()[0]:
-        made.append(book_pdf.PDF_NAME)
-    return made
-
 
 def build_editions(pdf):
     """Build both editions at once, with their PDFs if `pdf`; {edition:
-    {"returncode", "log", "stale": the expected files this build did not
-    write}}."""
+    {"returncode", "log", "pdf", "stale": the files it did not write}}."""
     start = time.time() - 1
+    pdf = pdf and book_print.pdf_possible()[0]
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     if not pdf:
-        env["BOOK_PDF"] = "0"  # book_print.pdf_possible()
+        env["BOOK_PDF"] = "0"  # Paged.js takes 80 CPU-s an edition
     commands = {
         "en": [str(Path(sys.executable).parent / "jupyter-book"), "build",
                "-W", "-n", "--keep-going", "--all", "."],
@@ -57,15 +35,15 @@ def build_editions(pdf):
     running = {edition: subprocess.Popen(
         command, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT) for edition, command in commands.items()}
+    made = [d + ".html" for d in PAGES] + [book_zip.ZIP_NAME] + (
+        [book_pdf.PDF_NAME] if pdf else [])
     results = {}
     for edition, process in running.items():
         log = re.sub(r"\x1b\[[0-9;]*m", "", process.communicate()[0])
         folder = EDITIONS[edition]
         results[edition] = {
-            "returncode": process.returncode, "log": log,
-            "pdf": pdf and book_print.pdf_possible()[0],
-            "stale": [name for name in expected_files(edition, pdf)
-                      if not (folder / name).exists()
+            "returncode": process.returncode, "log": log, "pdf": pdf,
+            "stale": [name for name in made if not (folder / name).exists()
                       or (folder / name).stat().st_mtime < start]}
     return results
 
@@ -76,15 +54,12 @@ def builds(request, tmp_path_factory):
         return {edition: {"returncode": None, "log": "", "stale": [],
                           "pdf": (folder / book_pdf.PDF_NAME).exists()}
                 for edition, folder in EDITIONS.items()}
-    # the PDFs only for a run that reads them (tests marked pdf): every
-    # pytest-xdist worker collects the whole selection, so all agree
+    # every pytest-xdist worker collects the whole selection: all agree
     pdf = any(item.get_closest_marker("pdf")
               for item in request.session.items)
     if not hasattr(request.config, "workerinput"):  # one process
         return build_editions(pdf)
     shared = tmp_path_factory.getbasetemp().parent / "site-builds.json"
-    from filelock import FileLock
-
     with FileLock(f"{shared}.lock"):
         if not shared.exists():
             shared.write_text(json.dumps(build_editions(pdf)))
@@ -106,10 +81,8 @@ def site(builds):
 
 @pytest.fixture(scope="session")
 def browser():
-    """Chromium (book_print.chromium(), launched with its CHROMIUM_ARGS)
-    through playwright, once per test process for every test that browses.
-    Two of playwright's sync APIs cannot run in one process, and a launch
-    costs about 2 CPU-s with its driver."""
+    """Chromium through playwright, once per test process: two sync
+    playwrights cannot share one, and a launch costs about 2 CPU-s."""
     chromium = book_print.chromium()
     if not Path(chromium).exists():
         message = (f"{chromium} is missing: install Debian's "
