@@ -211,10 +211,8 @@ def _fresh_main(cells=()):
 
 
 def measure(spec):
-    """{"checks": {piece: tests}, "later": tests failing on the book's code
-    (they need a later chapter), "untouched": tests calling none of it}. A
-    test belongs to the last piece (in reading order) whose functions it
-    calls."""
+    """{"checks": {piece: the tests that call it last, in reading order},
+    "later": tests that need a later chapter, "untouched": the rest}."""
     _fresh_main()
     module = importlib.import_module(f"mininn.{spec['module']}")
     calls = {}  # test: the qualnames of `module` it calls
@@ -247,12 +245,10 @@ def measure(spec):
 
 
 def prove(notebook, cells, mutants, show=None):
-    """A chapter's checks run on the stubs, on the book's `cells` {id:
-    source}, on a reader's written in order (the book's cells up to each
-    checked piece, stubs after it) and with each of `mutants` typed in (from
-    the check of its piece on; a run ends at the first failing check). Counts
-    are {piece: [passed, failed]}; "shown": what the mutant `show`'s check
-    prints."""
+    """{piece: [passed, failed]} of a chapter's checks on the stubs, on the
+    book's `cells` {id: source}, written in order (the book's cells up to
+    each piece, stubs after it) and with each of `mutants` typed in (from its
+    piece's check to the first that fails); "shown": what `show`'s prints."""
     spec = json.loads((HERE / "checks.json").read_text("utf-8"))[notebook]
     checks, order, piece_of = spec["checks"], spec["pieces"], spec["cells"]
     check, ids = checks_for(notebook), list(cells)
@@ -310,9 +306,8 @@ HINT = "the text above says what it does; its check says where it differs"
 
 def _pieces(cells):
     """{"pieces": in reading order, "qualnames": {qualname: piece}, "cells":
-    {cell id: piece}} of a chapter's export cells {id: source}. A piece is
-    named after its cell's first public definition (`get_submodule`, not the
-    helper `_get_name` above it), qualified by its class where it repeats."""
+    {cell id: piece}} of a chapter's export cells {id: source}: a piece is
+    named after its cell's first public definition, qualified if it repeats."""
     from export import definitions
 
     classes = {name for source in cells.values()
@@ -334,10 +329,10 @@ def _pieces(cells):
     return {"pieces": order, "qualnames": qualnames, "cells": of_cell}
 
 
-def stub(source, hints=()):
+def stub(source, mutants=()):
     """`source` with each function's body (after its docstring) replaced by a
     hint and `raise NotImplementedError`. The hint: the mistake of a listed
-    bug (`hints`: (find, why)) in that body, else its first comment."""
+    bug (of `mutants`) in that body, else its first comment."""
     import ast
     import re
 
@@ -352,14 +347,14 @@ def stub(source, hints=()):
         indent = " " * (body or fn.body)[0].col_offset
         written = "\n".join(lines[start:fn.end_lineno]).lstrip()
         comments = re.findall(r"#\s*(.+)", written)
-        hint = next((f"a common mistake: {why}" for find, why in hints
-                     if find in written), comments[0] if comments else HINT)
+        hint = next((f"a common mistake: {m.why}" for m in mutants
+                     if m.find in written), comments[0] if comments else HINT)
         lines[start:fn.end_lineno] = [f"{indent}# Hint: {hint}", f"{indent}"
                                       f"raise NotImplementedError({fn.name!r})"]
     return "\n".join(lines)
 
 
-def workbook_notebook(path, spec, hints):
+def workbook_notebook(path, spec, mutants):
     """The exercise version of one chapter notebook."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell
@@ -386,7 +381,7 @@ def workbook_notebook(path, spec, hints):
             cells.append(checks)
         cells.append(cell)
         if exported:
-            cell.source = stub(cell.source, hints)
+            cell.source = stub(cell.source, mutants)
             if spec["cells"].get(cell.id) in spec["checks"]:
                 cells.append(new_code_cell(f"check({spec['cells'][cell.id]!r})",
                                            id=f"check-{cell.id}"))
@@ -443,9 +438,8 @@ def write(out, selected=()):
         specs[notebook].update(measured)
     (book / "checks.json").write_text(json.dumps(specs, indent=1) + "\n")
     for chapter in chapters:
-        hints = [(m.find, m.why) for m in chapter.mutants]
         nbformat.write(workbook_notebook(chapter.notebook, specs[chapter.stem],
-                                         hints), book / chapter.notebook.name)
+                                         chapter.mutants), book / chapter.notebook.name)
     pins = [line + "\n" for line in (ROOT / "requirements.txt").read_text(
         ).splitlines() if line.partition("==")[0] in ("pytest", "hypothesis")]
     (out / "requirements-reader.txt").write_text(
