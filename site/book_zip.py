@@ -345,7 +345,7 @@ def workbook_sources(root):
     lists = sorted((root / "tools" / "mutants").glob("*.toml"))
     tests = {root / t for path in lists
              for t in tomllib.loads(path.read_text())["tests"]}
-    return sorted([root / "tools" / "workbook.py", root / "book" / "helpers.py",
+    return sorted([*(root / "tools").glob("workbook*"), root / "book" / "helpers.py",
                    root / "requirements.txt", root / "tests" / "support.py",
                    *lists, *tests, *(root / "book" / "mininn").glob("*.py"),
                    *(root / "book" / f"{p.stem}.ipynb" for p in lists)])
