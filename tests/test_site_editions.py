@@ -52,7 +52,7 @@ PAGE_CATALOGS = sorted(i18n.PAGE_CATALOGS.glob("*.po"))
 @pytest.fixture(scope="module")
 def looked_up(site):
     """{page: the messages the Chinese build looked up}
-    (languages.RecordMessages)."""
+    (translated_messages.RecordMessages)."""
     record = i18n.ZH_DOCTREES / "i18n-messages.json"
     return json.loads(record.read_text(encoding="utf-8"))
 
@@ -188,7 +188,7 @@ def solutions_misnaming_their_exercise(page):
 def test_solution_titles_name_their_exercise_in_the_edition_language(
         site, edition):
     """sphinx-exercise titles a solution from its exercise: the exercise's
-    subtitle, translated in the Chinese edition (languages.ExerciseTitles),
+    subtitle, translated in the Chinese edition (translated_messages.py),
     is in it."""
     found, wrong, unchinese = 0, [], []
     for docname in CHAPTERS:
