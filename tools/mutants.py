@@ -147,36 +147,31 @@ def in_the_workbook(selected) -> int:
     of its piece (or a later one of its chapter) must report a failure."""
     import workbook
 
-    missed = total = 0
+    verdicts = []  # one per bug and per proof: as it should be?
     with tempfile.TemporaryDirectory(prefix="mininn-workbook-") as tmp:
         out = Path(tmp) / workbook.NAME
         workbook.write(out, selected)
         for notebook, proof in workbook.proofs(out, selected).items():
             for mutant_id, (start, counts) in proof["mutants"].items():
                 failing = [piece for piece, (_, bad) in counts.items() if bad]
-                total += 1
-                missed += not failing
-                verdict = (f"caught       by check({failing[0]!r})"
-                           if failing else "MISSED      ")
-                later = failing and failing[0] != start
-                print(f"{verdict} {notebook}/{mutant_id}"
-                      + (f" (its own check({start!r}) passed)" if later
-                         else ""), flush=True)
-            wrong = [p for p, (_, bad) in proof["in order"].items() if bad]
-            total, missed = total + 1, missed + bool(wrong)
-            print(f"{'ok' if not wrong else 'WRONG':12} {notebook}: "
-                  "written in order, each check passes with the book's "
-                  "code after its piece" + (f"; not: {wrong}" if wrong
-                                            else ""), flush=True)
-            for run, want in (("stubs", "fail"), ("book", "pass")):
+                verdicts.append(bool(failing))
+                late = failing and failing[0] != start
+                print(f"caught       by check({failing[0]!r})" if failing
+                      else "MISSED      ", f"{notebook}/{mutant_id}" + (
+                          f" (its own check({start!r}) passed)" if late else ""),
+                      flush=True)
+            for run, want, what in (
+                    ("in order", "pass", "written in order, each check passes "
+                     "with the book's code after its piece"),
+                    ("stubs", "fail", "with the stubs, every check should fail"),
+                    ("book", "pass", "with the book, every check should pass")):
                 wrong = [p for p, (_, bad) in proof[run].items()
                          if bool(bad) != (want == "fail")]
-                total, missed = total + 1, missed + bool(wrong)
-                print(f"{'ok' if not wrong else 'WRONG':12} {notebook}: "
-                      f"with the {run}, every check should {want}"
+                verdicts.append(not wrong)
+                print(f"{'ok' if not wrong else 'WRONG':12} {notebook}: {what}"
                       + (f"; not: {wrong}" if wrong else ""), flush=True)
-    print(f"workbook: {total - missed} of {total} as they should be")
-    return 1 if missed else 0
+    print(f"workbook: {sum(verdicts)} of {len(verdicts)} as they should be")
+    return 0 if all(verdicts) else 1
 
 
 def main(argv=None):
