@@ -19,10 +19,9 @@
   for (const element of document.body.querySelectorAll(
       "[title], [placeholder], [data-bs-title]")) {
     if (element.closest("a.btn-language-switch")) continue;
-    for (const name of ["title", "placeholder", "data-bs-title"]) {
-      const value = element.getAttribute(name);
-      if (value && latin.test(value)) found.push(value);
-    }
+    found.push(...["title", "placeholder", "data-bs-title"]
+      .map(name => element.getAttribute(name))
+      .filter(value => value && latin.test(value)));
   }
   return found;
 }

@@ -1,21 +1,16 @@
-// What a page shows: its title, math, code blocks, links, outputs that
-// scroll, exercises and solutions, images, theme, language switch, footer;
-// read by tests/site/test_pages.py.
-async () => {
-  if (window.MathJax && window.MathJax.startup) {
-    await window.MathJax.startup.promise;
-  }
+// What a page shows (tests/test_site_pages.py reads it): its title, math,
+// code, links, outputs, exercises and solutions, images and figures,
+// downloads, footer, language switch, and the chrome a phone or a printer
+// meets. On a phone (`screen`: its width): what makes the page wider, and
+// what the chapter list's button opens.
+async (screen) => {
+  await window.MathJax?.startup?.promise;
   const article = document.querySelector("article.bd-article")
     || document.querySelector("main");
   const heading = article.querySelector("h1");
-  let title = "";
-  const number = heading && heading.querySelector(".section-number");
-  if (heading) {
-    const copy = heading.cloneNode(true);
-    copy.querySelectorAll(".headerlink, .section-number")
-      .forEach(e => e.remove());
-    title = copy.textContent;
-  }
+  const copy = heading?.cloneNode(true);
+  copy?.querySelectorAll(".headerlink, .section-number")
+    .forEach(e => e.remove());
   const math = [...article.querySelectorAll("span.math, div.math")];
   const prose = article.cloneNode(true);
   prose.querySelectorAll(
@@ -36,14 +31,10 @@ async () => {
     }));
   const links = [...article.querySelectorAll("a[href]")]
     .map(a => a.href).filter(h => h.startsWith(location.origin));
-  const download = [...document.querySelectorAll("a[href$='.ipynb']")]
-    .map(a => a.href).filter(h => h.includes("/_sources/"));
   const launch = [...document.querySelectorAll("a[href]")].map(a => a.href)
     .filter(h => /mybinder|colab|deepnote|jupyterhub|thebe/.test(h));
   const terms = [...document.querySelectorAll("dl.glossary > dt")]
     .map(d => d.firstChild.textContent);
-  const next = document.querySelector("a.right-next");
-  const prev = document.querySelector("a.left-prev");
   // Outputs wider than their box: which one, and its widest line.
   const outputs = [...article.querySelectorAll(".cell_output pre")];
   const wide = outputs.map((pre, index) => ({pre, index}))
@@ -71,60 +62,132 @@ async () => {
     text: (m.querySelector("mjx-assistive-mml") || m).textContent,
     backslashGlyphs: m.querySelectorAll("mjx-c.mjx-c5C").length,
   }));
-  const visible = e => !!e && e.checkVisibility(
-    {visibilityProperty: true, opacityProperty: true})
-    && e.getBoundingClientRect().height > 0;
   const exercises = [...article.querySelectorAll("div.exercise")].map(e => ({
     id: e.id,
-    number: (e.querySelector(".caption-number") || {}).textContent || "",
+    number: e.querySelector(".caption-number")?.textContent ?? "",
   }));
   const solutions = [...article.querySelectorAll("div.solution")].map(s => {
     const title = s.querySelector(".admonition-title");
-    const a = title && title.querySelector("a[href^='#']");
-    const body = [...s.children].filter(c => c !== title);
-    return {title: title ? title.textContent.trim() : "",
-            body: body.map(c => c.textContent).join(" ").trim().slice(0, 80),
-            href: a ? a.getAttribute("href").slice(1) : null,
+    const a = title?.querySelector("a[href^='#']");
+    return {title: title?.textContent.trim() ?? "",
+            href: a?.getAttribute("href").slice(1) ?? null,
             dropdown: s.classList.contains("dropdown"),
-            shown: body.some(visible)};
+            shown: [...s.children].some(c => c !== title && c.checkVisibility(
+              {visibilityProperty: true, opacityProperty: true})
+              && c.getBoundingClientRect().height > 0)};
   });
+  // The figures the cells drew that this screen shows (of one drawn wide
+  // and narrow, one): the width it is shown at, the width its output asks
+  // for (a "retina" PNG: half its pixels), its link, box, right edge and
+  // the line under it that says it scrolls.
+  const figures = [...article.querySelectorAll("img")]
+    .filter(i => i.getAttribute("src").includes("_images/")
+            && i.getClientRects().length > 0)
+    .map(i => {
+      const link = i.closest("a");
+      const box = i.getBoundingClientRect();
+      const output = i.closest("div.cell_output");
+      const cue = link ? getComputedStyle(link, "::after").content : "none";
+      return {
+        src: i.getAttribute("src").split("/").pop(),
+        naturalWidth: i.naturalWidth,
+        shown: box.width,
+        asked: parseFloat(i.style.width || i.getAttribute("width"))
+          || i.naturalWidth,
+        link: link ? link.href : null,
+        svg: /\.svg$/i.test(i.getAttribute("src")),
+        narrow: i.classList.contains("phone-figure"),
+        box: output ? output.clientWidth : null,
+        right: box.right,
+        screen: document.documentElement.clientWidth,
+        cue: cue !== "none" && cue !== "normal" ? cue : null,
+      };
+    });
+  // On a phone, the innermost elements past the screen's right edge.
+  const overflow = [];
+  const scrollWidth = document.documentElement.scrollWidth;
+  if (screen && scrollWidth > screen) {
+    const past = e => e.getBoundingClientRect().right > screen + 1;
+    for (const e of article.querySelectorAll("*")) {
+      if (past(e) && !e.closest("pre, mjx-container")
+          && ![...e.children].some(past)) {
+        overflow.push(`${e.tagName.toLowerCase()}.${e.className} ` +
+                      `(${Math.round(e.getBoundingClientRect().right)} px): ` +
+                      e.textContent.trim().slice(0, 60));
+      }
+    }
+  }
+  // The chrome (site/static/book.css and book.js): the header's fullscreen
+  // button, the title the theme prints, identifiers in tables and headings.
+  const chrome = {
+    fullscreen: [...document.querySelectorAll(".btn-fullscreen-button")]
+      .some(b => b.checkVisibility()),
+    printedNumber: document.querySelector(
+      "#jb-print-docs-body h1 .section-number")?.textContent.trim() ?? "",
+    tableCode: [...document.querySelectorAll(
+        ":is(table, h1, h2, h3) code.literal")]
+      .filter(c => /[A-Za-z0-9)][._][A-Za-z0-9_]/.test(c.textContent))
+      .map(c => ({text: c.textContent,
+                  breaks: c.querySelectorAll("wbr").length,
+                  wrap: getComputedStyle(c).overflowWrap})),
+  };
+  // On a phone, tap the chapter list's button: the links its dialog shows,
+  // and how many read as the site's title; then close it.
+  let primary = null;
+  const button = screen && [...document.querySelectorAll(
+    "button.primary-toggle")].find(b => b.checkVisibility());
+  if (button) {
+    button.click();
+    const dialog = document.getElementById("pst-primary-sidebar-modal");
+    const open = () => !!dialog && dialog.open;
+    for (let i = 0; i < 50 && !open(); i++) {
+      await new Promise(r => setTimeout(r, 20));
+    }
+    const links = open() ? [...dialog.querySelectorAll("a")]
+      .filter(a => a.checkVisibility()) : [];
+    const title = document.querySelector(".logo__title")?.textContent.trim();
+    primary = {open: open(), titles: links.filter(
+                 a => a.textContent.trim() === title).length,
+               shown: links.filter(a => a.getBoundingClientRect().width > 0)
+                 .map(a => a.getAttribute("href"))};
+    if (open()) dialog.close();
+  }
   const note = document.querySelector("p.book-downloads");
-  // The header's download menu, and the licences named in the footer.
-  const menu = [...document.querySelectorAll(
-    ".dropdown-download-buttons .dropdown-menu a[href]")]
-    .map(a => a.href);
-  const licence = [...document.querySelectorAll("footer a")]
-    .map(a => ({text: a.textContent.trim(), href: a.href}));
-  const footer = document.querySelector("footer.bd-footer-content");
   const language = document.querySelector("a.btn-language-switch");
   const searchBoxes = [...document.querySelectorAll(
     "button.search-button-field, button.search-button")]
     .filter(b => b.checkVisibility({visibilityProperty: true})).length;
   return {
-    title, documentTitle: document.title,
-    sectionNumber: number ? number.textContent.trim() : null,
+    title: copy?.textContent ?? "", documentTitle: document.title,
+    sectionNumber: heading?.querySelector(".section-number")?.textContent
+      .trim() ?? null,
     headingVisible: !!heading && heading.getBoundingClientRect().height > 0,
     mathCount: math.length,
     mathRendered: math.filter(m => m.querySelector("mjx-container")).length,
-    mathjaxLoaded: !!(window.MathJax && window.MathJax.startup),
+    mathjaxLoaded: !!window.MathJax?.startup,
     mathText,
     prose: prose.textContent,
-    blocks, links, download, launch, terms,
-    exercises, solutions,
-    outputs: outputs.length, wide, columns, searchBoxes,
+    blocks, links, launch, terms,
+    exercises, solutions, figures, overflow, chrome, primary,
+    wide, columns, searchBoxes,
     notes: note ? [...note.querySelectorAll("a")].map(a => a.href) : [],
-    noteText: note ? note.textContent : "",
-    menu, licence,
-    footer: footer ? footer.textContent : "",
+    noteText: note?.textContent ?? "",
+    // the header's download menu, the licences named in the footer
+    menu: [...document.querySelectorAll(
+      ".dropdown-download-buttons .dropdown-menu a[href]")].map(a => a.href),
+    licence: [...document.querySelectorAll("footer a")]
+      .map(a => ({text: a.textContent.trim(), href: a.href})),
+    footer: document.querySelector("footer.bd-footer-content")?.textContent
+      ?? "",
     language: language ? {href: language.href,
                           target: language.getAttribute("target")} : null,
     images: [...document.images].map(i => ({
       src: i.currentSrc || i.src, alt: i.getAttribute("alt"),
       ok: i.complete && i.naturalWidth > 0})),
-    next: next ? next.href : null, prev: prev ? prev.href : null,
+    next: document.querySelector("a.right-next")?.href ?? null,
+    prev: document.querySelector("a.left-prev")?.href ?? null,
     theme: document.documentElement.dataset.theme,
     background: getComputedStyle(document.body).backgroundColor,
-    scrollWidth: document.documentElement.scrollWidth,
-    innerWidth: window.innerWidth,
+    scrollWidth,
   };
 }
