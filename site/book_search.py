@@ -1,13 +1,9 @@
 """Sphinx extension: the index and the search as a map of mininn.
 
-The index lists every function, method and class that an export cell
-defines, private ones included (`_call_impl` and `_apply` are what the book
-is about), at that cell: genindex becomes a map of where each piece of
-mininn is built, and a search for a name such as ``register_forward_hook``
-puts the chapter that builds it first (search_scorer.js ranks the defining
-cells above everything else). A name Module defines has Module's cell as
-its main entry; another class's method of that name (ParameterList's
-`__call__`) is a secondary entry, which the search lists after the rest.
+The index lists every class, function and method an export cell defines,
+private ones included (`_call_impl` is what the book is about), at that cell,
+and search_scorer.js ranks those cells first. A name Module defines has
+Module's cell as its main entry (ParameterList's `__call__` comes after).
 """
 import ast
 import functools
@@ -23,19 +19,20 @@ from sphinx.transforms import SphinxTransform
 from site_catalog import N_, _
 
 # tools/export.py decides what a cell defines, for the package and for this
-# index alike. Sphinx runs outside pytest's pythonpath, so tools/ is put on
-# sys.path here, once.
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
-if str(TOOLS) not in sys.path:
-    sys.path.append(str(TOOLS))
-import export  # noqa: E402
+# index alike; Sphinx runs outside pytest's pythonpath.
+sys.path.append(str(Path(__file__).resolve().parent.parent / "tools"))
+import export
+
+# An index entry's words, in the build's language (site_catalog).
+ENTRIES = {"class": N_("{name}; class{where}"),
+           "function": N_("{name}(); function{where}"),
+           "method": N_("{name}(); {owner} method{where}")}
 
 
 def definitions(source):
     """The exporter's `definitions` of a cell, and the methods it binds by
     assignment: `Module.__call__ = Module._wrapped_call_impl` gives
-    ("method", "__call__", "Module"). An attribute set to anything but a
-    name (`Module._version = 1`) is not a method."""
+    ("method", "__call__", "Module") (`Module._version = 1` gives nothing)."""
     found = export.definitions(source)
     try:
         tree = ast.parse(source)
@@ -51,22 +48,11 @@ def definitions(source):
     return found
 
 
-# An index entry's words, in the build's language (site_catalog): "第 7
-# 章" in the Chinese edition's index.
-ENTRIES = {"class": N_("{name}; class{where}"),
-           "function": N_("{name}(); function{where}"),
-           "method": N_("{name}(); {owner} method{where}")}
-
-
 def defined_names(source, chapter=None, on_module=frozenset()):
-    """(entry text, name, main) for each class, function and method that
-    a cell defines, as two-level index entries: "state_dict(); Module
-    method, chapter 7". The first level is the bare name, so a search for
-    `state_dict` matches it (Sphinx's search skips an index entry more than
-    twice as long as the query); the second says what and where it is.
-    `main` is "main", or "" for a method of another class that Module
-    defines too (a name in `on_module`). What is defined comes from the
-    exporter's own `definitions`, so the index and the package agree."""
+    """(entry, name, main) for each name a cell defines, such as
+    "state_dict(); Module method, chapter 7": the bare name first (the search
+    skips an entry more than twice as long as the query). `main` is "" for
+    another class's method of a name Module defines (`on_module`)."""
     where = _(", chapter {chapter}").format(chapter=chapter) if (
         chapter) else ""
     entries = []
@@ -80,19 +66,14 @@ def defined_names(source, chapter=None, on_module=frozenset()):
 
 @functools.lru_cache
 def module_methods(notebooks):
-    """The names that the export cells of `notebooks` (paths) define on
-    Module. Read once per build: a chapter's entries depend on the others'
-    cells, which a build that reads only changed pages (not --all) may not
-    see."""
+    """The names the export cells of `notebooks` define on Module (read from
+    the files: a build of the changed pages does not see the others)."""
     names = set()
     for path in notebooks:
-        cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-        for cell in cells:
+        for cell in json.loads(Path(path).read_text(encoding="utf-8"))["cells"]:
             if "export" in cell.get("metadata", {}).get("tags", []):
-                source = cell["source"]
                 names |= {name for _, name, owner in definitions(
-                    "".join(source) if isinstance(source, list) else source)
-                    if owner == "Module"}
+                    "".join(cell["source"])) if owner == "Module"}
     return frozenset(names)
 
 
@@ -103,13 +84,12 @@ def chapter_number(docname):
 
 
 class IndexExportCells(SphinxTransform):
-    """Index entries, with a target, before every export cell. Runs before
-    SphinxDomains (850), which collects index entries for genindex."""
+    """Index entries, with a target, before every export cell; before
+    SphinxDomains (850), which collects the entries for genindex."""
 
     default_priority = 840
 
     def apply(self, **kwargs):
-        taken = set(self.document.ids)
         chapter = chapter_number(self.env.docname)
         on_module = module_methods(tuple(sorted(
             str(self.env.doc2path(docname)) for docname in self.env.found_docs
@@ -119,20 +99,17 @@ class IndexExportCells(SphinxTransform):
                     cell.get("cell_metadata", {}).get("tags", [])):
                 continue
             blocks = list(cell.findall(nodes.literal_block))
-            if not blocks:
-                continue
-            names = defined_names(blocks[0].astext(), chapter, on_module)
+            names = blocks and defined_names(blocks[0].astext(), chapter,
+                                             on_module)
             if not names:
                 continue
-            # The anchor is the cell itself, not an empty target: Sphinx's
-            # search shows the text at the anchor under each result (and
-            # fails in the browser on an empty one).
+            # The anchor is the cell itself: Sphinx's search shows the text
+            # at the anchor under a result (and fails on an empty target).
             anchor = base = nodes.make_id(f"mininn-{names[0][1]}")
             count = 1
-            while anchor in taken:
+            while anchor in self.document.ids:
                 count += 1
                 anchor = f"{base}-{count}"
-            taken.add(anchor)
             cell["ids"].insert(0, anchor)
             self.document.ids[anchor] = cell
             index = addnodes.index(entries=[
@@ -141,16 +118,11 @@ class IndexExportCells(SphinxTransform):
             cell.parent.insert(cell.parent.index(cell), index)
 
 
-# The search ranks a result by how much of an index entry the query covers;
-# a glossary term ("state_dict", 100) would beat the cell that defines the
-# method ("state_dict()", 83). This scorer puts the defining cells (their
-# anchors start "mininn-") above everything else, in their own order.
-SEARCH_SCORER = Path(__file__).with_name("search_scorer.js")
-
-
 def use_search_scorer(app, config):
-    if not config.html_search_scorer:
-        config.html_search_scorer = str(SEARCH_SCORER)
+    # A glossary term ("state_dict") would outrank the cell that defines it
+    # ("state_dict()"): the search scores how much of an entry a query covers
+    config.html_search_scorer = str(Path(__file__).with_name(
+        "search_scorer.js"))
 
 
 def setup(app):

@@ -1,13 +1,6 @@
-"""Sphinx extension: the execution-status table (the directive
-`execution-status`, on book/gpu_runs.md), in the spirit of QuantEcon's
-status page. Its rows come from reports/execution.json, which
-`python3 tools/dev.py outputs` writes as it re-runs each chapter in a fresh
-kernel and stores what it printed: per chapter, its code cells, whether
-every cell ran, the seconds it took, the day, and the Python, torch and
-machine it ran on. The test command's nbval then re-runs every chapter and
-compares each output with the stored one (tests/test_execution_status.py
-checks that the record covers the notebooks as they are).
-"""
+"""Sphinx extension: the directive `execution-status` (book/gpu_runs.md), a
+table of each chapter's last run from reports/execution.json, which
+`python3 tools/dev.py outputs` writes as it re-runs each chapter."""
 import json
 from pathlib import Path
 
@@ -20,39 +13,32 @@ RECORD = Path("reports") / "execution.json"
 STATUS = {"passed": N_("every cell ran"), "failed": N_("a cell failed")}
 
 
-def rows(srcdir):
-    """[(notebook path under book/, its record)], in the chapters' order."""
-    runs = json.loads((Path(srcdir) / RECORD).read_text(encoding="utf-8"))
-    return sorted(runs.items())
-
-
 class ExecutionStatus(SphinxDirective):
     def run(self):
-        self.env.note_dependency(str(Path(self.env.srcdir) / RECORD))
+        record = Path(self.env.srcdir) / RECORD
+        self.env.note_dependency(str(record))
         head = [_("Chapter"), _("Code cells"), _("Status"), _("Seconds"),
                 _("Outputs stored")]
-        lines = ["| " + " | ".join(head) + " |",
-                 "|" + "---|" * len(head)]
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         machines = {}
-        for notebook, run in rows(self.env.srcdir):
+        runs = json.loads(record.read_text(encoding="utf-8"))
+        for notebook, run in sorted(runs.items()):
             number = int(notebook.partition("_")[0])
             chapter = _("Chapter {number}").format(number=number)
             lines.append("| " + " | ".join([
                 f"[{chapter}]({notebook})", str(run["code_cells"]),
                 _(STATUS[run["status"]]), f"{run['seconds']:.0f}",
                 run["date"]]) + " |")
-            machines.setdefault(
-                f"Python {run['python']}, torch {run['torch']}, "
-                f"{run['machine']}", number)
+            machines.setdefault(f"Python {run['python']}, torch "
+                                f"{run['torch']}, {run['machine']}")
         lines += ["", _("Run with {machines}.").format(
             machines="; ".join(machines))]
         made = self.parse_text_to_nodes("\n".join(lines))
-        for node in (n for part in made for n in part.findall(
-                nodes.paragraph)):
-            # written in the build's language already (site_catalog), and
-            # its numbers change with each run: not for the page's catalog
-            # (paragraphs only: Sphinx removes an inline that says it)
-            node["translatable"] = False
+        for part in made:
+            for node in part.findall(nodes.paragraph):
+                # in the build's language already, new numbers each run:
+                # not for the catalog (Sphinx ignores it on an inline)
+                node["translatable"] = False
         return made
 
 
