@@ -118,6 +118,23 @@ def test_call_super_init_hands_the_arguments_to_the_next_base(nn):
     assert list(vars(net)) == [k for k, _ in INIT_STATE] + ["size"]
 
 
+def test_call_super_init_calls_the_next_base_once_with_the_arguments(nn):
+    seen = []
+
+    class Sized:  # sets nothing on the module: only __init__ is exercised
+        def __init__(self, size):
+            seen.append(size)
+
+    class Net(nn.Module, Sized):
+        call_super_init = True
+
+        def __init__(self):
+            super().__init__(size=3)
+
+    Net()
+    assert seen == [3]
+
+
 # --- __setattr__ routing ------------------------------------------------
 
 def test_assigning_a_parameter_registers_it(nn):
@@ -225,6 +242,24 @@ def test_none_assigned_to_a_module_keeps_the_slot(nn):
     m.c = nn.Module()
     m.c = None
     assert m._modules == {"c": None} and m.c is None
+
+
+def test_none_assigned_to_a_module_passes_the_module_registration_hooks(nn):
+    m, calls = nn.Module(), []
+    m.c = nn.Module()
+    with stored_registration_hook(
+            nn, "module", lambda module, name, value: calls.append(
+                (name, value))):
+        m.c = None
+    assert calls == [("c", None)] and m._modules == {"c": None}
+
+
+def test_assignment_stores_a_child_under_a_dotted_name(nn):
+    # unlike add_module, __setattr__ checks no name (chapter 2 shows that
+    # no dotted path then reaches the child)
+    m, child = nn.Module(), nn.Module()
+    setattr(m, "a.b", child)
+    assert list(m._modules) == ["a.b"] and getattr(m, "a.b") is child
 
 
 def test_none_assigned_to_a_new_name_is_a_plain_attribute(nn):
@@ -825,6 +860,24 @@ def test_a_plain_tensor_attribute_stays_behind_on_to_and_is_not_saved(nn):
 
 
 # --- global registration hooks ---------------------------------------------
+
+@contextlib.contextmanager
+def stored_registration_hook(nn, kind, hook):
+    """`hook` put straight into the backend's store of global `kind`
+    registration hooks for the block (where torch keeps them, and where
+    register_module_*_registration_hook, written last in the chapter,
+    puts them), and taken out after."""
+    if nn.name == "mininn":
+        import mininn.registration as where
+    else:
+        import torch.nn.modules.module as where
+    store = getattr(where, f"_global_{kind}_registration_hooks")
+    store["test"] = hook
+    try:
+        yield
+    finally:
+        del store["test"]
+
 
 @contextlib.contextmanager
 def registration_hooks(nn, **hooks):
