@@ -197,6 +197,38 @@ def test_conv2d_same_seed_same_parameters_repr_and_output(both, args,
     assert torch.equal(ours(x), theirs(x))
 
 
+@pytest.mark.parametrize("args,kwargs", CONV_CONFIGS)
+def test_conv2d_same_seed_same_output(both, args, kwargs):
+    # the output alone (no repr): dilation, groups and padding reach F.conv2d
+    theirs, ours = build_both(both, lambda nn: nn.Conv2d(*args, **kwargs))
+    x = randn(2, args[0], 9, 10)
+    assert torch.equal(ours(x), theirs(x))
+
+
+def undrawn_conv2d(nn):
+    """A Conv2d subclass with its own reset_parameters, which draws nothing
+    (torch's __init__ calls it last, so a subclass may initialise its own
+    way): what __init__ itself builds, before any weight is drawn."""
+    class Undrawn(nn.Conv2d):
+        def reset_parameters(self):
+            pass
+    return Undrawn
+
+
+def test_conv2d_keeps_a_padding_string_and_takes_a_stride_pair_of_ones(nn):
+    conv = undrawn_conv2d(nn)(3, 4, 3, padding="same", stride=(1, 1))
+    assert conv.padding == "same" and conv.stride == (1, 1)
+    assert undrawn_conv2d(nn)(3, 4, 3, padding="valid").padding == "valid"
+
+
+def test_conv2d_creates_weight_and_bias_with_the_factory_arguments(nn):
+    conv = undrawn_conv2d(nn)(2, 4, 3, device="meta", dtype=torch.float64)
+    assert [(name, p.shape, p.dtype, p.device.type)
+            for name, p in conv._parameters.items()] == [
+        ("weight", (4, 2, 3, 3), torch.float64, "meta"),
+        ("bias", (4,), torch.float64, "meta")]
+
+
 def test_conv2d_repr_shows_pairs_and_non_defaults(nn):
     conv = nn.Conv2d(3, 8, 3, stride=2, padding=1, groups=1, bias=False)
     assert repr(conv) == ("Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), "
@@ -507,6 +539,30 @@ def test_batchnorm_reset_parameters_resets_the_running_stats_too(nn):
     assert bn.running_mean.tolist() == [0.0, 0.0]
     assert bn.running_var.tolist() == [1.0, 1.0]
     assert bn.weight.tolist() == [1.0, 1.0]
+
+
+def stats_of(bn):
+    return (bn.num_batches_tracked.item(), bn.running_mean.tolist(),
+            bn.running_var.tolist())
+
+
+def test_batchnorm_reset_running_stats_zeroes_the_count_too(nn):
+    bn = nn.BatchNorm1d(2)
+    bn.num_batches_tracked.fill_(3)  # as after three batches, without one
+    bn.running_mean.fill_(2.0)
+    bn.running_var.fill_(4.0)
+    bn.reset_running_stats()
+    assert stats_of(bn) == (0, [0.0, 0.0], [1.0, 1.0])
+
+
+def test_batchnorm_reset_parameters_resets_the_running_stats_without_a_batch(
+        nn):
+    bn = nn.BatchNorm1d(2)
+    bn.num_batches_tracked.fill_(3)
+    bn.running_mean.fill_(2.0)
+    bn.running_var.fill_(4.0)
+    bn.reset_parameters()
+    assert stats_of(bn) == (0, [0.0, 0.0], [1.0, 1.0])
 
 
 def test_batchnorm_reset_running_stats(nn):
