@@ -353,6 +353,20 @@ def test_parameter_list_wraps_tensors_in_parameters(nn):
     assert [n for n, _ in plist.named_parameters()] == ["0", "1"]
 
 
+def test_parameter_list_wraps_a_plain_tensor_as_a_trainable_parameter(nn):
+    plain = torch.ones(2)  # requires_grad=False
+    p = nn.ParameterList([plain])[0]
+    assert type(p) is torch.nn.Parameter and p.requires_grad
+    assert p.data_ptr() == plain.data_ptr()
+
+
+def test_parameter_list_iadd_returns_the_list_itself(nn):
+    plist = nn.ParameterList()
+    before = plist
+    plist += []  # nothing added: extend's return alone is exercised
+    assert plist is before
+
+
 def test_parameter_list_keeps_a_non_tensor_as_a_plain_attribute(nn):
     plist = nn.ParameterList([torch.zeros(2), "note"])
     assert plist[1] == "note" and len(plist) == 2
