@@ -164,6 +164,67 @@ def test_integer_buffer_and_parameter_keep_their_dtype(nn, cast):
     assert net.a.index.dtype == torch.int64
 
 
+def handed_to_apply(nn, convert):
+    """The per-tensor function `convert(module)` hands to _apply, caught by
+    a subclass whose _apply converts nothing (each of torch's conversions
+    is one self._apply(fn), and subclasses may override _apply, as RNNs
+    do): what the conversion does to one tensor, before _apply is written."""
+    caught = []
+
+    class Catch(nn.Module):
+        def _apply(self, fn, recurse=True):
+            caught.append(fn)
+            return self
+
+    module = Catch()
+    assert convert(module) is module
+    (fn,) = caught
+    return fn
+
+
+@pytest.mark.parametrize("cast", ["half", "float", "double", "bfloat16"])
+def test_a_floating_cast_leaves_integer_tensors_alone(nn, cast):
+    fn = handed_to_apply(nn, lambda m: getattr(m, cast)())
+    count = torch.tensor(3)
+    assert fn(count) is count
+    assert fn(torch.ones(2, dtype=torch.float64)).dtype == getattr(
+        torch, cast)
+
+
+def test_to_gives_the_memory_format_to_4d_and_5d_tensors_only(nn):
+    image, volume = torch.rand(1, 3, 2, 2), torch.rand(1, 3, 2, 2, 2)
+    seq, big = torch.rand(2, 3, 4).transpose(0, 2), torch.rand(2, 1, 2, 1, 2, 1)
+    assert fn_of_to(nn, memory_format=CL)(image).stride() == (12, 1, 6, 3)
+    assert fn_of_to(nn, memory_format=CL3)(volume).is_contiguous(
+        memory_format=CL3)
+    for fmt in (CL, CL3, torch.contiguous_format):
+        to_fmt = fn_of_to(nn, memory_format=fmt)
+        assert to_fmt(seq) is seq and to_fmt(big) is big
+
+
+def test_to_gives_the_memory_format_with_a_dtype_and_to_integers_too(nn):
+    fn = fn_of_to(nn, torch.half, memory_format=CL)
+    weight, mask = torch.rand(4, 3, 2, 2), torch.arange(12).reshape(1, 3, 2, 2)
+    assert fn(weight).dtype == torch.half
+    assert fn(weight).is_contiguous(memory_format=CL)
+    assert fn(mask).dtype == torch.int64
+    assert fn(mask).is_contiguous(memory_format=CL)
+
+
+def test_to_casts_complex_tensors_and_leaves_integers(nn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's complex-module warning
+        fn = fn_of_to(nn, torch.cdouble)
+    count = torch.tensor(3)
+    assert fn(torch.ones(2, dtype=torch.cfloat)).dtype == torch.cdouble
+    assert fn(count) is count
+
+
+def fn_of_to(nn, *args, **kwargs):
+    """The per-tensor function of module.to(*args, **kwargs)."""
+    return handed_to_apply(nn, lambda m: m.to(*args, **kwargs))
+
+
 def test_type_casts_integer_buffers_too(nn):
     net = make_apply_net(nn).type(torch.float16)
     assert net.a.count.dtype == torch.float16
