@@ -474,6 +474,81 @@ def test_swap_error_message_says_swapping(nn):
     assert 'While swapping the parameter named "a.bias"' in message
 
 
+# -- one module's own load, and load_state_dict without strict ----------------
+# Each module loads its own slice in _load_from_state_dict (a subclass may
+# override it, as batch norm does), called here as load_state_dict calls
+# it; and loads with strict=False, which need no strict error message: the
+# chapter's pieces seen before the ones written after them.
+
+def load_own(module, state_dict, assign=False):
+    """module._load_from_state_dict(...) as load_state_dict calls it, strict:
+    (missing keys, unexpected keys, error messages)."""
+    missing, unexpected, errors = [], [], []
+    metadata = {"assign_to_params_buffers": True} if assign else {}
+    module._load_from_state_dict(state_dict, "", metadata, True, missing,
+                                 unexpected, errors)
+    return missing, unexpected, errors
+
+
+def test_own_load_takes_only_a_one_element_vector_into_a_scalar(nn):
+    m = nn.Module()
+    m.scale = Parameter(torch.tensor(1.0))
+    assert load_own(m, {"scale": torch.tensor([2.5])}) == ([], [], [])
+    assert m.scale.item() == 2.5
+    assert load_own(m, {"scale": torch.ones(3)})[2] == [
+        "size mismatch for scale: copying a param with shape "
+        "torch.Size([3]) from checkpoint, the shape in current model is "
+        "torch.Size([])."]
+
+
+def test_own_load_into_meta_warns_unless_assigning(nn):
+    checkpoint = {"weight": torch.ones(1, 2), "bias": torch.ones(1)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_own(nn.Linear(2, 1, device="meta"), checkpoint)
+        assert len(caught) == 2
+        layer = nn.Linear(2, 1, device="meta")
+        load_own(layer, checkpoint, assign=True)
+        assert len(caught) == 2 and not layer.weight.is_meta
+
+
+def test_own_assigning_load_keeps_the_models_requires_grad(nn):
+    layer = nn.Linear(2, 1)
+    layer.weight.requires_grad_(False)
+    load_own(layer, {"weight": torch.ones(1, 2),
+                     "bias": Parameter(torch.ones(1), requires_grad=False)},
+             assign=True)
+    assert [(type(p), p.requires_grad) for p in layer._parameters.values()
+            ] == [(Parameter, False), (Parameter, True)]
+    frozen = nn.Linear(2, 1)
+    frozen.weight.requires_grad_(False)
+    load_own(frozen, {"weight": Parameter(torch.ones(1, 2))}, assign=True)
+    assert frozen.weight.requires_grad is False
+
+
+def test_own_load_reports_keys_it_has_no_place_for(nn):
+    checkpoint = {"weight": torch.ones(1, 2), "bias": torch.ones(1),
+                  "_extra_state": 1, "9.weight": torch.ones(1)}
+    assert load_own(nn.Linear(2, 1), checkpoint)[1] == [
+        "_extra_state", "9.weight"]
+
+
+def test_non_strict_load_leaves_the_callers_checkpoint_as_it_was(nn):
+    layer = nn.Linear(2, 1)
+    checkpoint = layer.state_dict()  # an OrderedDict
+    layer.register_load_state_dict_pre_hook(
+        lambda module, sd, prefix, *rest: sd.pop(prefix + "bias"))
+    layer.load_state_dict(checkpoint, strict=False)
+    assert list(checkpoint) == ["weight", "bias"]
+
+
+def test_non_strict_assigning_load_writes_its_flag_into_the_metadata(nn):
+    checkpoint = nn.Linear(2, 1).state_dict()
+    nn.Linear(2, 1).load_state_dict(checkpoint, strict=False, assign=True)
+    assert checkpoint._metadata[""] == {"version": 1,
+                                        "assign_to_params_buffers": True}
+
+
 # -- versions and load hooks --------------------------------------------------
 
 def renaming_module(nn):
