@@ -241,6 +241,13 @@ def test_forward_pre_hooks_chain_their_replacements(nn):
     assert torch.equal(m(torch.ones(2)), torch.tensor([40.0, 60.0]))
 
 
+def test_prepend_puts_a_forward_pre_hook_first_in_its_dict(nn):
+    m, first, second = make_scale(nn), (lambda *a: None), (lambda *a: None)
+    m.register_forward_pre_hook(first)
+    m.register_forward_pre_hook(second, prepend=True)
+    assert list(m._forward_pre_hooks.values()) == [second, first]
+
+
 def test_prepend_puts_a_forward_pre_hook_first(nn):
     m, seen = make_scale(nn), []
     m.register_forward_pre_hook(lambda *a: seen.append("a"))
@@ -844,6 +851,50 @@ def test_call_impl_has_no_tracing_or_compile_branch():
         assert name in theirs and name not in ours
 
 
+# ------------------------------- BackwardHook alone, as _call_impl uses it
+# torch.utils.hooks.BackwardHook wraps a hooked call's inputs and outputs in
+# identity nodes that fire the full backward (pre-)hooks. The chapter
+# writes it before _call_impl, so these tests drive it as _call_impl does.
+
+def through_backward_hook(nn, fn, args, hooks=(), pre_hooks=()):
+    """fn(*args), its inputs and output wrapped by a BackwardHook holding
+    `hooks` and `pre_hooks`, as _call_impl wraps a hooked forward."""
+    wrapper = nn.BackwardHook(nn.Module(), list(hooks), list(pre_hooks))
+    return wrapper.setup_output_hook(fn(*wrapper.setup_input_hook(args)))
+
+
+def test_backward_hook_object_passes_on_a_new_grad_input(nn):
+    x = torch.ones(2, requires_grad=True)
+    through_backward_hook(nn, lambda t: t * 3, (x,), hooks=[
+        lambda mod, gin, gout: (gin[0] * 0 + 7,)]).sum().backward()
+    assert torch.equal(x.grad, torch.tensor([7.0, 7.0]))
+
+
+def test_backward_hook_object_passes_on_a_new_grad_output(nn):
+    x = torch.ones(2, requires_grad=True)
+    through_backward_hook(nn, lambda t: t * 3, (x,), pre_hooks=[
+        lambda mod, gout: (gout[0] * 2,)]).sum().backward()
+    assert torch.equal(x.grad, torch.tensor([6.0, 6.0]))
+
+
+def test_backward_hook_object_gives_none_or_zeros_where_no_grad_flows(nn):
+    seen, x = [], torch.ones(2, requires_grad=True)
+    through_backward_hook(
+        nn, lambda t, y, s: t * s + y, (x, torch.full((2,), 3.0), 2.0),
+        hooks=[lambda mod, gin, gout: seen.append(gin)]).sum().backward()
+    assert shapes(seen[0]) == ((2,), (2,), None)
+    assert torch.equal(seen[0][1], torch.zeros(2))
+
+
+def test_backward_hook_object_adds_no_node_under_no_grad(nn):
+    seen, x = [], torch.ones(2, requires_grad=True)
+    hook = lambda mod, gin, gout: seen.append("hook")  # noqa: E731
+    with torch.no_grad():
+        quiet = through_backward_hook(nn, lambda t: t * 3, (x,), [hook])
+    through_backward_hook(nn, lambda t: t * 3, (x,), [hook]).sum().backward()
+    assert quiet.grad_fn is None and seen == ["hook"]
+
+
 # ------------------------------------------------------ old backward hooks
 
 OLD_HOOK_WARNING = {
@@ -1069,6 +1120,29 @@ def test_old_backward_hook_with_a_pre_hook_sees_the_identity_node(nn):
     (gin, gout), = seen
     assert torch.equal(gout[0], torch.ones(2))  # before the pre-hook ran
     assert torch.equal(gin[0], torch.full((2,), 3.0))
+
+
+def test_wrapped_old_hook_holds_its_module_weakly(nn):
+    # the wrapper register_backward_hook puts on a graph node: the graph
+    # must not keep a deleted module alive
+    m, seen = make_wave(nn), []
+    wrapped = hooks_module(nn)._WrappedHook(
+        lambda module, *args: seen.append(args), m)
+    wrapped(1)
+    del m
+    gc.collect()
+    with pytest.raises(RuntimeError,
+                       match="^You are trying to call the hook of a dead"):
+        wrapped(2)
+    assert seen == [(1,)]
+
+
+def test_full_hook_is_refused_where_the_full_flag_is_false(nn):
+    m = make_wave(nn)
+    m._is_full_backward_hook = False  # as an old-style hook leaves it
+    with pytest.raises(RuntimeError) as info:
+        m.register_full_backward_hook(lambda *a: None)
+    assert str(info.value) == MIXED.format("on a single Module")
 
 
 def test_full_hook_after_an_old_one_on_one_module_raises(nn):
