@@ -7,7 +7,6 @@ import http.server
 import io
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -74,15 +73,12 @@ def serve(directory, cache_assets=False, errors=None):
                 self.send_header("Cache-Control", "max-age=600")
             super().end_headers()
 
-    class Server(http.server.ThreadingHTTPServer):
-        daemon_threads = True
+        def handle(self):
+            # a browser that drops a connection it no longer needs: no error
+            with contextlib.suppress(ConnectionError):
+                super().handle()
 
-        def handle_error(self, request, client_address):
-            # a browser that drops a connection it no longer needs is no error
-            if not isinstance(sys.exc_info()[1], ConnectionError):
-                super().handle_error(request, client_address)
-
-    server = Server(("127.0.0.1", 0), functools.partial(
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(
         Handler, directory=str(directory)))
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -75,9 +75,7 @@ def sheet(number, page):
         bar = np.flatnonzero(np.count_nonzero(green[top:bottom], axis=0)
                              >= 0.8 * (bottom - top))
         empty = len(bar) > 0 and not dark[top:bottom, bar.max() + 1:edge].any()
-    textpage = page.get_textpage()
-    text = textpage.get_text_bounded()
-    textpage.close()
+    text = page.get_textpage().get_text_bounded()
     return Sheet(number, text, len(runs), empty,
                  int(np.count_nonzero(dark[:, edge:])))
 
