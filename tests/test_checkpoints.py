@@ -7,6 +7,7 @@ import pickle
 import subprocess
 import unittest.mock
 import warnings
+import weakref
 import sys
 import zipfile
 from collections import OrderedDict
@@ -212,6 +213,29 @@ def test_a_pickled_private_load_pre_hook_without_module_stays_so(nn):
     hook = next(iter(pickle.loads(pickle.dumps(net))
                      ._load_state_dict_pre_hooks.values()))
     assert hook.with_module is False and hook.hook is print
+
+
+def test_a_hooks_pickled_state_holds_its_module_and_comes_back_weak(nn):
+    # the hook's own pair, without pickling the module around it
+    net = picklable(nn)
+    net.register_load_state_dict_pre_hook(count_loads)
+    hook = next(iter(net._load_state_dict_pre_hooks.values()))
+    state = hook.__getstate__()
+    assert state == {"hook": count_loads, "with_module": True, "module": net}
+    revived = type(hook).__new__(type(hook))
+    revived.__setstate__(state)
+    assert type(revived.module) is weakref.ref and revived.module() is net
+
+
+def test_a_hook_without_its_module_comes_back_without_one(nn):
+    net = picklable(nn)
+    net._register_load_state_dict_pre_hook(count_loads)
+    hook = next(iter(net._load_state_dict_pre_hooks.values()))
+    state = hook.__getstate__()
+    assert state == {"hook": count_loads, "with_module": False}
+    revived = type(hook).__new__(type(hook))
+    revived.__setstate__(state)
+    assert revived.with_module is False and "module" not in vars(revived)
 
 
 def test_reviving_the_hook_of_a_dead_module_is_refused(nn):

@@ -216,11 +216,18 @@ def measure(spec):
     _fresh_main()
     module = importlib.import_module(f"mininn.{spec['module']}")
     calls = {}  # test: the qualnames of `module` it calls
+    # a method added by add_to_class keeps its bare name in its code; its
+    # __qualname__ says its class (Module's and _NormBase's
+    # _load_from_state_dict are two pieces)
+    qualname = {f.__code__: f.__qualname__ for c in vars(module).values()
+                if isinstance(c, type) for f in vars(c).values()
+                if getattr(f, "__code__", None)}
 
     def tracer(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename == module.__file__:
-            calls.setdefault(STATE.test, set()).add(
-                frame.f_code.co_qualname.partition(".<locals>")[0])
+        code = frame.f_code
+        if event == "call" and code.co_filename == module.__file__:
+            calls.setdefault(STATE.test, set()).add(qualname.get(
+                code, code.co_qualname.partition(".<locals>")[0]))
     sys.setprofile(tracer)
     results = run_tests(spec, [], module).results
     sys.setprofile(None)
@@ -310,14 +317,12 @@ def _pieces(cells):
     named after its cell's first public definition, qualified if it repeats."""
     from export import definitions
 
-    classes = {name for source in cells.values()
-               for kind, name, _ in definitions(source) if kind == "class"}
     order, qualnames, of_cell = [], {}, {}
     for ident, source in cells.items():
         found = definitions(source)
         if not found:
             continue
-        quals = [f"{owner}.{name}" if owner in classes else name
+        quals = [f"{owner}.{name}" if owner else name
                  for _, name, owner in found]
         first = next((i for i, (_, name, _) in enumerate(found)
                       if not name.startswith("_") or name.endswith("__")), 0)
