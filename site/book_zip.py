@@ -34,126 +34,9 @@ LICENCE_FILES = ("LICENSE.txt", "LICENSE-text.txt")  # beside the pages
 READER_PACKAGES = ("torch", "numpy", "matplotlib", "tqdm", "jupyterlab",
                    "jupyterlab-myst", "ipykernel", "ipywidgets")
 TESTED_PYTHONS = "3.11"  # the zip's chapter 1 runs on .venv's in the tests
-
-ZIP_README = """\
-# Rebuilding torch.nn.Module: the runnable notebooks
-
-This folder is the whole book as notebooks, with what they import:
-`book/helpers.py` (small helpers: tables, error capture, trees) and
-`book/mininn/` (the package the chapters export, one module per chapter).
-A chapter notebook downloaded alone cannot run: it imports both from the
-folder it sits in. `book/intro.md` is the book's introduction and
-`book/glossary.md` its glossary.
-
-## Run it
-
-Install once, while you are online; after that everything runs offline.
-The notebooks were run with Python {pythons} (the book's tests run chapter 1
-from this zip), the version to use; they need about 1 GB of disk.
-
-1. Make an environment, in this folder:
-
-   ```
-   python3 -m venv .venv
-   ```
-
-2. **On Linux, install the CPU-only torch first.** From PyPI, `torch` on
-   Linux is the CUDA build: with its NVIDIA packages, several GB, and the
-   book needs no GPU. PyTorch's CPU index has the small build
-   (`2.13.0+cpu` satisfies the pin `torch==2.13.0` in step 3):
-
-   ```
-   .venv/bin/pip install torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu
-   ```
-
-   On macOS and Windows, skip this step: PyPI's wheel is the CPU build.
-
-3. Install what the notebooks use ({count} packages, pinned):
-
-   ```
-   .venv/bin/pip install -r requirements-reader.txt
-   ```
-
-4. Open the book:
-
-   ```
-   .venv/bin/jupyter lab --notebook-dir=book
-   ```
-
-   On Windows the commands are `.venv\\Scripts\\pip` and
-   `.venv\\Scripts\\jupyter`. As root (a container), JupyterLab needs
-   `--allow-root`.
-
-Then open `01_registration.ipynb` and run it top to bottom; every chapter
-runs on a laptop CPU in well under a minute. Each notebook keeps its
-outputs, so you can also read it without running it.
-
-`requirements.txt` is the authors' full list (the website build and the
-test suite as well); you do not need it to run the notebooks.
-
-## Licence
-
-The text and figures are licensed under CC BY-SA 4.0 (`LICENSE-text`),
-the code under the MIT licence (`LICENSE`).
-"""
-
-ZIP_README_ZH = """\
-# 从零重建 torch.nn.Module：可运行的笔记本
-
-这个文件夹是整本书的笔记本，连同它们导入的东西：`book/helpers.py`（表格、
-错误捕获、树等小工具）和 `book/mininn/`（各章导出的包，每章一个模块）。
-单独下载的一章无法运行：它从所在的文件夹导入这两者。`book/intro.md`
-是本书的引言，`book/glossary.md` 是术语表。笔记本里的文字是中文的；
-代码单元和输出与英文版完全相同。
-
-## 运行
-
-只需联网安装一次，之后一切都可离线运行。这些笔记本用 Python {pythons}
-运行过（本书的测试会从这个 zip 运行第 1 章），请使用这个版本；
-需要约 1 GB 磁盘空间。
-
-1. 在这个文件夹里创建一个环境：
-
-   ```
-   python3 -m venv .venv
-   ```
-
-2. **在 Linux 上，先安装只含 CPU 的 torch。** PyPI 上 Linux 版的 `torch`
-   是 CUDA 构建，连同 NVIDIA 的包有好几 GB，而本书不需要 GPU。PyTorch
-   的 CPU 索引提供小巧的构建（`2.13.0+cpu` 满足第 3 步中的 `torch==2.13.0`）：
-
-   ```
-   .venv/bin/pip install torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu
-   ```
-
-   在 macOS 和 Windows 上跳过这一步：PyPI 的 wheel 就是 CPU 构建。
-
-3. 安装笔记本用到的包（{count} 个，版本固定）：
-
-   ```
-   .venv/bin/pip install -r requirements-reader.txt
-   ```
-
-4. 打开本书：
-
-   ```
-   .venv/bin/jupyter lab --notebook-dir=book
-   ```
-
-   在 Windows 上命令是 `.venv\\Scripts\\pip` 和 `.venv\\Scripts\\jupyter`。
-   以 root 身份（在容器里）运行时，JupyterLab 需要 `--allow-root`。
-
-然后打开 `01_registration.ipynb`，从上到下运行；每一章在笔记本电脑的 CPU
-上都能在一分钟内跑完。每个笔记本都保留了输出，所以不运行也可以阅读。
-
-`requirements.txt` 是作者的完整清单（还包括网站构建和测试套件）；运行
-笔记本用不到它。
-
-## 许可
-
-文字和插图采用 CC BY-SA 4.0 许可（`LICENSE-text`），代码采用 MIT 许可
-（`LICENSE`）。
-"""
+# the zip's README, by edition ({pythons} and {count} filled in)
+README = {False: Path(__file__).with_name("zip") / "README.md",
+          True: Path(__file__).with_name("zip") / "README.zh_CN.md"}
 
 
 def toc_docnames(toc_path):
@@ -276,7 +159,7 @@ def write_zip(app, outdir):
             info.external_attr = 0o644 << 16
             archive.writestr(info, data)
 
-        add("README.md", (ZIP_README_ZH if chinese else ZIP_README).format(
+        add("README.md", README[chinese].read_text("utf-8").format(
             pythons=TESTED_PYTHONS, count=len(READER_PACKAGES)))
         add("requirements-reader.txt", reader_requirements(root))
         for path in files:

@@ -1,6 +1,9 @@
 """ruff, configured in pyproject.toml, finds nothing in the project's
 Python: tools/, tests/, the site extension, helpers.py, the benchmarks and
-the generated package (a finding there is fixed in its export cell)."""
+the generated package (a finding there is fixed in its export cell). And
+the machinery that builds, tests and publishes the book stays the size of
+a book's, not of a second project (issue 36)."""
+import re
 import shutil
 import subprocess
 import sys
@@ -17,3 +20,23 @@ def test_ruff_finds_nothing():
                            "concise", "."], cwd=ROOT, capture_output=True,
                           text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# Everything but the book (the chapters' package and helpers), the
+# benchmarks and the behaviour tests: tools/, site/, the site's and the
+# GPU's test support, the conftests. Counted as `wc -l` counts.
+MACHINERY_CAP = 4500
+NOT_MACHINERY = re.compile(r"book/mininn/|book/helpers\.py$|benchmarks/"
+                           r"|tests/test_[^/]*\.py$")
+
+
+def test_the_machinery_stays_within_its_cap():
+    listed = subprocess.run(["git", "ls-files", "*.py", "*.js"], cwd=ROOT,
+                            capture_output=True, text=True, check=True)
+    counts = {name: len((ROOT / name).read_text().splitlines())
+              for name in listed.stdout.split()
+              if not NOT_MACHINERY.match(name) and (ROOT / name).exists()}
+    biggest = sorted(counts.items(), key=lambda item: -item[1])[:8]
+    assert sum(counts.values()) <= MACHINERY_CAP, (
+        f"{sum(counts.values())} lines of machinery, the cap is "
+        f"{MACHINERY_CAP}; the largest files: {biggest}")
