@@ -533,6 +533,7 @@ def test_own_load_reports_keys_it_has_no_place_for(nn):
         "_extra_state", "9.weight"]
 
 
+@pytest.mark.loads_state_dict
 def test_non_strict_load_leaves_the_callers_checkpoint_as_it_was(nn):
     layer = nn.Linear(2, 1)
     checkpoint = layer.state_dict()  # an OrderedDict
@@ -542,6 +543,7 @@ def test_non_strict_load_leaves_the_callers_checkpoint_as_it_was(nn):
     assert list(checkpoint) == ["weight", "bias"]
 
 
+@pytest.mark.loads_state_dict
 def test_non_strict_assigning_load_writes_its_flag_into_the_metadata(nn):
     checkpoint = nn.Linear(2, 1).state_dict()
     nn.Linear(2, 1).load_state_dict(checkpoint, strict=False, assign=True)
