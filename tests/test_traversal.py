@@ -6,6 +6,8 @@ the last section walks AlexNet built from chapter 3's layers. Error
 messages and listings written out below are torch 2.13's: the torch.nn run
 of the same test checks them.
 """
+import importlib
+
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -728,6 +730,14 @@ def test_repr_keeps_blank_lines_of_a_nested_repr_empty(nn):
     text = repr(outer)
     assert text == "Module(\n  (inner): Spaced(\n    a=1\n\n    b=2\n  )\n)"
     assert not any(line.endswith(" ") for line in text.splitlines())
+
+
+def test_addindent_indents_every_line_but_the_first_and_the_blank_ones(nn):
+    # the private helper __repr__ uses for a child's repr, called alone
+    where = importlib.import_module("mininn.traversal" if nn.name == "mininn"
+                                    else "torch.nn.modules.module")
+    assert where._addindent("A(\n\n  x\n)", 2) == "A(\n\n    x\n  )"
+    assert where._addindent("one line", 2) == "one line"
 
 
 def test_repr_indents_a_blank_line_of_its_own_extra_repr(nn):
