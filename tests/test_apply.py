@@ -182,6 +182,11 @@ def handed_to_apply(nn, convert):
     return fn
 
 
+def fn_of_to(nn, *args, **kwargs):
+    """The per-tensor function of module.to(*args, **kwargs)."""
+    return handed_to_apply(nn, lambda m: m.to(*args, **kwargs))
+
+
 @pytest.mark.parametrize("cast", ["half", "float", "double", "bfloat16"])
 def test_a_floating_cast_leaves_integer_tensors_alone(nn, cast):
     fn = handed_to_apply(nn, lambda m: getattr(m, cast)())
@@ -218,11 +223,6 @@ def test_to_casts_complex_tensors_and_leaves_integers(nn):
     count = torch.tensor(3)
     assert fn(torch.ones(2, dtype=torch.cfloat)).dtype == torch.cdouble
     assert fn(count) is count
-
-
-def fn_of_to(nn, *args, **kwargs):
-    """The per-tensor function of module.to(*args, **kwargs)."""
-    return handed_to_apply(nn, lambda m: m.to(*args, **kwargs))
 
 
 def test_type_casts_integer_buffers_too(nn):
