@@ -5,8 +5,8 @@
 #   _call_forward_hook, _call_always_called_hooks,
 #   register_full_backward_pre_hook, register_full_backward_hook,
 #   _get_backward_hooks, _backward_hooks_for_call, _hook_result_for_backward,
-#   _call_impl, _register_old_backward_hooks, register_backward_hook,
-#   _maybe_warn_non_full_backward_hook
+#   _call_impl, _maybe_warn_non_full_backward_hook,
+#   _register_old_backward_hooks, register_backward_hook
 
 import functools
 import warnings
@@ -406,33 +406,6 @@ class _WrappedHook:
         return self.hook(module, *args)
 
 
-@add_to_class(Module)
-def _register_old_backward_hooks(self, hooks, args, result):
-    """Hook the node that made the first output tensor (old-style)."""
-    var = result
-    while not isinstance(var, torch.Tensor):
-        if isinstance(var, dict):
-            var = next(v for v in var.values() if isinstance(v, torch.Tensor))
-        else:
-            var = var[0]
-    if var.grad_fn is not None:
-        for hook in hooks:
-            var.grad_fn.register_hook(_WrappedHook(hook, self))
-        self._maybe_warn_non_full_backward_hook(args, result, var.grad_fn)
-
-
-@add_to_class(Module)
-def register_backward_hook(self, hook: Callable) -> RemovableHandle:
-    """Add an old-style `hook(module, grad_input, grad_output)`. Deprecated:
-    it sees the gradients of forward's last operation only."""
-    if self._is_full_backward_hook is True:
-        raise RuntimeError(_MIXED.format("on a single Module"))
-    self._is_full_backward_hook = False
-    handle = RemovableHandle(self._backward_hooks)
-    self._backward_hooks[handle.id] = hook
-    return handle
-
-
 def _deprecated(what, missing, advice=True):
     """torch's FutureWarning for an old-style hook that sees too little."""
     warnings.warn(
@@ -475,6 +448,33 @@ def _maybe_warn_non_full_backward_hook(self, inputs, result, grad_fn):
     elif in_nodes != {node for node, _ in grad_fn.next_functions}:
         _deprecated(f"{when} the forward contains multiple autograd Nodes",
                     "grad_input")
+
+
+@add_to_class(Module)
+def _register_old_backward_hooks(self, hooks, args, result):
+    """Hook the node that made the first output tensor (old-style)."""
+    var = result
+    while not isinstance(var, torch.Tensor):
+        if isinstance(var, dict):
+            var = next(v for v in var.values() if isinstance(v, torch.Tensor))
+        else:
+            var = var[0]
+    if var.grad_fn is not None:
+        for hook in hooks:
+            var.grad_fn.register_hook(_WrappedHook(hook, self))
+        self._maybe_warn_non_full_backward_hook(args, result, var.grad_fn)
+
+
+@add_to_class(Module)
+def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+    """Add an old-style `hook(module, grad_input, grad_output)`. Deprecated:
+    it sees the gradients of forward's last operation only."""
+    if self._is_full_backward_hook is True:
+        raise RuntimeError(_MIXED.format("on a single Module"))
+    self._is_full_backward_hook = False
+    handle = RemovableHandle(self._backward_hooks)
+    self._backward_hooks[handle.id] = hook
+    return handle
 
 
 def register_module_backward_hook(hook: Callable) -> RemovableHandle:
