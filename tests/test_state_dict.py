@@ -183,6 +183,19 @@ def test_state_dict_post_hook_must_return_none(nn):
         "RuntimeError: state_dict post-hook must return None")
 
 
+def test_a_post_hook_is_public_by_the_flag_on_its_function(nn):
+    # put straight into the store: the flag that register_state_dict_post_hook
+    # sets, not the registration, makes state_dict refuse a returned dict
+    def hook(m, sd, p, meta):
+        return {}
+
+    hook._from_public_api = True
+    net = make_state_net(nn)
+    net._state_dict_hooks[0] = hook
+    assert error_of(net.state_dict) == (
+        "RuntimeError: state_dict post-hook must return None")
+
+
 def test_private_state_dict_hook_may_replace_the_root_result(nn):
     net = make_state_net(nn)
     net._register_state_dict_hook(lambda m, sd, p, meta: {"only": 1})

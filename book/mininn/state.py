@@ -378,6 +378,17 @@ def _load_tree(module, state_dict, prefix, metadata, assign, missing_keys,
                 "need to be modified, it should be done inplace.")
 
 
+def _key_errors(missing_keys, unexpected_keys):
+    """The two key-list lines of a strict error, missing keys first."""
+    lines = []
+    for label, keys in [("Missing", missing_keys),
+                        ("Unexpected", unexpected_keys)]:
+        if keys:
+            quoted = ", ".join(f'"{k}"' for k in keys)
+            lines.append(f"{label} key(s) in state_dict: {quoted}. ")
+    return lines
+
+
 @add_to_class(Module)
 def load_state_dict(self, state_dict, strict=True, assign=False):
     """Load state_dict into the tree; return its missing and unexpected
@@ -399,17 +410,6 @@ def load_state_dict(self, state_dict, strict=True, assign=False):
             "Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(error_msgs)))
     return _IncompatibleKeys(missing_keys, unexpected_keys)
-
-
-def _key_errors(missing_keys, unexpected_keys):
-    """The two key-list lines of a strict error, missing keys first."""
-    lines = []
-    for label, keys in [("Missing", missing_keys),
-                        ("Unexpected", unexpected_keys)]:
-        if keys:
-            quoted = ", ".join(f'"{k}"' for k in keys)
-            lines.append(f"{label} key(s) in state_dict: {quoted}. ")
-    return lines
 
 
 @add_to_class(_NormBase)
