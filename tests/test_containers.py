@@ -421,9 +421,20 @@ def test_parameter_list_repr(both):
 
 
 def test_parameter_dict_sorts_a_plain_dict_but_keeps_an_ordered_dict(nn):
+    # read through the Parameter names (an optimizer's and a checkpoint's
+    # order), not iteration: the check of `update` runs this test
     values = {"b": torch.zeros(1), "a": torch.zeros(1)}
-    assert list(nn.ParameterDict(values)) == ["a", "b"]
-    assert list(nn.ParameterDict(OrderedDict(values))) == ["b", "a"]
+    for made, names in [(values, ["a", "b"]),
+                        (OrderedDict(values), ["b", "a"])]:
+        pdict = nn.ParameterDict(made)
+        assert [n for n, _ in pdict.named_parameters()] == names
+
+
+def test_a_parameter_dict_takes_none_by_torchs_keyword(nn):
+    pdict = nn.ParameterDict(parameters=None)  # its class alone: no update
+    pdict["w"] = torch.ones(1)
+    assert type(pdict["w"]) is torch.nn.Parameter
+    assert list(pdict._keys) == ["w"]
 
 
 def test_parameter_dict_wraps_tensors_and_registers_them(nn):
@@ -671,6 +682,14 @@ def test_a_parameter_dict_keeps_a_key_that_setattr_refused(nn):
         "KeyError: \"attribute 'train' already exists\"")
     assert list(d) == ["train"] and d["train"] == d.train  # the method
     assert list(d.parameters()) == []
+
+
+def test_a_parameter_dict_records_a_key_before_setattr_refuses_it(nn):
+    # the same trap, seen in `_keys`, with the class cell alone
+    d = nn.ParameterDict()
+    assert error_of(d.__setitem__, "eval", torch.ones(1)) == (
+        "KeyError: \"attribute 'eval' already exists\"")
+    assert list(d._keys) == ["eval"] and d["eval"] == d.eval
 
 
 def test_a_dict_container_takes_keys_that_are_not_attributes(nn):
