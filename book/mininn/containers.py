@@ -372,6 +372,13 @@ class ParameterList(Module):
         raise RuntimeError("ParameterList should not be called.")
 
 
+def _as_parameter(value):
+    """A plain tensor becomes a Parameter; anything else is kept."""
+    if isinstance(value, torch.Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
 def _describe(key, p, typename):
     """One repr line of a ParameterList/ParameterDict entry."""
     if not isinstance(p, torch.Tensor):
@@ -383,13 +390,6 @@ def _describe(key, p, typename):
     tensor_type = torch.typename(p) if typename else p.dtype
     return (f"  ({key}): {kind} containing: "
             f"[{tensor_type} of size {size_str}{device_str}]")
-
-
-def _as_parameter(value):
-    """A plain tensor becomes a Parameter; anything else is kept."""
-    if isinstance(value, torch.Tensor) and not isinstance(value, Parameter):
-        return Parameter(value)
-    return value
 
 
 class ParameterDict(Module):
