@@ -401,6 +401,15 @@ class ParameterDict(Module):
         if parameters is not None:
             self.update(parameters)
 
+    def _key_to_attr(self, key):
+        """The attribute name of `key`: the key itself, if it is a string."""
+        if not isinstance(key, str):
+            raise TypeError(
+                "Index given to ParameterDict cannot be used as a key as it "
+                f"is not a string (type is '{type(key).__name__}'). Open an "
+                "issue on github if you need non-string keys.")
+        return key
+
     def __getitem__(self, key):
         return getattr(self, self._key_to_attr(key))
 
@@ -408,15 +417,6 @@ class ParameterDict(Module):
         """Record the key, then set; a refused key stays, as in torch."""
         self._keys[key] = None
         setattr(self, self._key_to_attr(key), _as_parameter(value))
-
-    def keys(self):
-        return self._keys.keys()
-
-    def items(self):
-        return ((k, self[k]) for k in self._keys)
-
-    def values(self):
-        return (self[k] for k in self._keys)
 
     def update(self, parameters):
         """Add entries from a mapping (a plain dict is sorted) or pairs."""
@@ -442,14 +442,14 @@ class ParameterDict(Module):
                                      + "; 2 is required")
                 self[p[0]] = p[1]
 
-    def _key_to_attr(self, key):
-        """The attribute name of `key`: the key itself, if it is a string."""
-        if not isinstance(key, str):
-            raise TypeError(
-                "Index given to ParameterDict cannot be used as a key as it "
-                f"is not a string (type is '{type(key).__name__}'). Open an "
-                "issue on github if you need non-string keys.")
-        return key
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        return (self[k] for k in self._keys)
 
     def __delitem__(self, key):
         del self._keys[key]
