@@ -355,7 +355,8 @@ def test_parameter_list_wraps_tensors_in_parameters(nn):
 
 def test_parameter_list_wraps_a_plain_tensor_as_a_trainable_parameter(nn):
     plain = torch.ones(2)  # requires_grad=False
-    p = nn.ParameterList([plain])[0]
+    # read from the registry, as append left it (indexing is written after)
+    p = nn.ParameterList([plain])._parameters["0"]
     assert type(p) is torch.nn.Parameter and p.requires_grad
     assert p.data_ptr() == plain.data_ptr()
 

@@ -327,14 +327,6 @@ class ParameterList(Module):
 
     _get_abs_string_index = ModuleList._get_abs_string_index
 
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):  # a new list of the same Parameters
-            out = self.__class__()
-            for i in range(*idx.indices(len(self))):
-                out.append(self[i])
-            return out
-        return getattr(self, self._get_abs_string_index(idx))
-
     def __setitem__(self, idx, param):
         idx = self._get_abs_string_index(idx)
         return setattr(self, idx, _as_parameter(param))
@@ -360,6 +352,14 @@ class ParameterList(Module):
 
     def __iadd__(self, parameters):
         return self.extend(parameters)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):  # a new list of the same Parameters
+            out = self.__class__()
+            for i in range(*idx.indices(len(self))):
+                out.append(self[i])
+            return out
+        return getattr(self, self._get_abs_string_index(idx))
 
     def __iter__(self):
         return iter(self[i] for i in range(len(self)))
