@@ -22,6 +22,17 @@ def add_to_class(Class):
     return wrapper
 
 
+def _refuse_init_arguments(module, args, kwargs):
+    """Raise torch's TypeError, naming the subclass, for arguments that
+    Module.__init__ does not pass on (keyword arguments are named first)."""
+    name = type(module).__name__
+    if kwargs:
+        raise TypeError(f"{name}.__init__() got an unexpected keyword "
+                        f"argument '{next(iter(kwargs))}'")
+    raise TypeError(f"{name}.__init__() takes 1 positional argument but "
+                    f"{len(args) + 1} were given")
+
+
 class Module:
     """Base class for every layer and model (chapter 1: its state)."""
 
@@ -181,17 +192,6 @@ _HOOK_STORES = (
     "_load_state_dict_pre_hooks",
     "_load_state_dict_post_hooks",
 )
-
-
-def _refuse_init_arguments(module, args, kwargs):
-    """Raise torch's TypeError, naming the subclass, for arguments that
-    Module.__init__ does not pass on (keyword arguments are named first)."""
-    name = type(module).__name__
-    if kwargs:
-        raise TypeError(f"{name}.__init__() got an unexpected keyword "
-                        f"argument '{next(iter(kwargs))}'")
-    raise TypeError(f"{name}.__init__() takes 1 positional argument but "
-                    f"{len(args) + 1} were given")
 
 
 # torch keeps these in torch.nn.modules.module; ours live in this file
