@@ -428,6 +428,16 @@ def test_register_parameter_can_replace_its_own_parameter(nn):
     assert m._parameters == {"w": w}
 
 
+def test_register_parameter_stores_what_a_parameter_hook_returns(nn):
+    # the hook put straight into its store: the chapter's tap, seen by
+    # register_parameter before the public functions that add hooks
+    m, new = nn.Module(), param(2)
+    with stored_registration_hook(nn, "parameter",
+                                  lambda module, name, value: new):
+        m.register_parameter("w", param(1))
+    assert m._parameters["w"] is new
+
+
 def test_register_parameter_rejects_a_method_name(nn):
     raises_exactly(KeyError, "attribute 'add_module' already exists",
                    nn.Module().register_parameter, "add_module", param(1))

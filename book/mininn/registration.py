@@ -57,6 +57,23 @@ class Module:
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
+    def __getattr__(self, name: str):
+        """Find `name` in _parameters, then _buffers, then _modules.
+
+        Python calls this only when normal lookup (a property, the instance
+        __dict__, the class) raises AttributeError, so plain attributes
+        never come here.
+        """
+        # self.__dict__, not self._parameters: before __init__ the dicts are
+        # missing, and self._parameters would call __getattr__ again, forever
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in self.__dict__:
+                found = self.__dict__[store]
+                if name in found:
+                    return found[name]
+        raise AttributeError(
+            f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add `param` to `self._parameters` under `name` (None is allowed)."""
         _check_name(self, "parameter", name, "_parameters")
@@ -76,23 +93,6 @@ class Module:
             # only a real Parameter passes through the hooks (not None)
             self._parameters[name] = _registration_hooks_applied(
                 _global_parameter_registration_hooks, self, name, param)
-
-    def __getattr__(self, name: str):
-        """Find `name` in _parameters, then _buffers, then _modules.
-
-        Python calls this only when normal lookup (a property, the instance
-        __dict__, the class) raises AttributeError, so plain attributes
-        never come here.
-        """
-        # self.__dict__, not self._parameters: before __init__ the dicts are
-        # missing, and self._parameters would call __getattr__ again, forever
-        for store in ("_parameters", "_buffers", "_modules"):
-            if store in self.__dict__:
-                found = self.__dict__[store]
-                if name in found:
-                    return found[name]
-        raise AttributeError(
-            f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def register_buffer(self, name: str, tensor: torch.Tensor | None,
                         persistent: bool = True) -> None:
