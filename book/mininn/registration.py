@@ -268,6 +268,21 @@ def _set_module(self, name, value):
         _global_module_registration_hooks, self, name, value)
 
 
+def _call_register_buffer(self, name, value, persistent):
+    """Call a subclass's own register_buffer: without `persistent` if the
+    override's signature lacks it, as before the flag existed."""
+    if "persistent" in inspect.signature(self.register_buffer).parameters:
+        self.register_buffer(name, value, persistent)
+    elif not persistent:
+        raise RuntimeError(
+            "Registering a non-persistent buffer on a Module subclass that "
+            "implements register_buffer() without the persistent argument "
+            "is not allowed.")
+    else:
+        # the behaviour from before `persistent` existed: always persistent
+        self.register_buffer(name, value)
+
+
 def _set_buffer(self, name, value):
     """Route 3: a Buffer, or any value for a name that is a buffer."""
     if value is not None and not (isinstance(value, torch.Tensor)
@@ -355,18 +370,3 @@ def register_module_module_registration_hook(hook) -> RemovableHandle:
     handle = RemovableHandle(_global_module_registration_hooks)
     _global_module_registration_hooks[handle.id] = hook
     return handle
-
-
-def _call_register_buffer(self, name, value, persistent):
-    """Call a subclass's own register_buffer: without `persistent` if the
-    override's signature lacks it, as before the flag existed."""
-    if "persistent" in inspect.signature(self.register_buffer).parameters:
-        self.register_buffer(name, value, persistent)
-    elif not persistent:
-        raise RuntimeError(
-            "Registering a non-persistent buffer on a Module subclass that "
-            "implements register_buffer() without the persistent argument "
-            "is not allowed.")
-    else:
-        # the behaviour from before `persistent` existed: always persistent
-        self.register_buffer(name, value)
