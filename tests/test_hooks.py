@@ -5,6 +5,7 @@ tests compare what ids mean, never their values. Every global hook is
 registered in a `with` block (a handle is a context manager), so no
 test leaks one into the next.
 """
+import contextlib
 import copy
 import gc
 import warnings
@@ -445,6 +446,41 @@ def test_forward_raises_without_always_call_hooks_running_others(nn):
 
 
 # ---------------------------------------------------------- global hooks
+
+
+@contextlib.contextmanager
+def stored_global_hook(nn, hook, store, *flags):
+    """`hook` put straight into the backend's global `store` (and marked in
+    each of `flags`, as register_module_forward_hook marks it) for the block:
+    what `_call_impl` reads, before the registering functions are written."""
+    where = hooks_module(nn)
+    getattr(where, store)["test"] = hook
+    for flag in flags:
+        getattr(where, flag)["test"] = True
+    try:
+        yield
+    finally:
+        for name in (store, *flags):
+            del getattr(where, name)["test"]
+
+
+def test_a_stored_global_pre_hook_runs_before_the_modules_own(nn):
+    m, seen = make_scale(nn), []
+    m.register_forward_pre_hook(lambda *a: seen.append("module"),
+                                prepend=True)
+    with stored_global_hook(nn, lambda *a: seen.append("global"),
+                            "_global_forward_pre_hooks"):
+        m(torch.ones(2))
+    assert seen == ["global", "module"]
+
+
+def test_a_stored_global_hook_flagged_with_kwargs_receives_them(nn):
+    m, seen = make_scale(nn), []
+    with stored_global_hook(
+            nn, lambda mod, args, kwargs, out: seen.append(kwargs),
+            "_global_forward_hooks", "_global_forward_hooks_with_kwargs"):
+        m(torch.ones(2), bias=3.0)
+    assert seen == [{"bias": 3.0}]
 
 
 def test_global_pre_hook_runs_before_a_prepended_module_hook(nn):

@@ -2,11 +2,11 @@
 # and run `make export` (python tools/export.py).
 # Adds to Module (from registration.py):
 #   register_forward_pre_hook, register_forward_hook, _call_forward_pre_hook,
-#   _call_forward_hook, _call_always_called_hooks,
+#   _call_forward_hook, _call_always_called_hooks, _call_impl,
 #   register_full_backward_pre_hook, register_full_backward_hook,
 #   _get_backward_hooks, _backward_hooks_for_call, _hook_result_for_backward,
-#   _call_impl, _maybe_warn_non_full_backward_hook,
-#   _register_old_backward_hooks, register_backward_hook
+#   _maybe_warn_non_full_backward_hook, _register_old_backward_hooks,
+#   register_backward_hook
 
 import functools
 import warnings
@@ -66,23 +66,21 @@ _global_forward_hooks_with_kwargs = OrderedDict()
 
 
 @add_to_class(Module)
-def _call_forward_pre_hook(self, hook_id, hook, args, kwargs):
-    """Run one forward pre-hook; return the (args, kwargs) to go on with."""
+def _call_forward_pre_hook(self, hook_id, hook, call):
+    """Run one forward pre-hook; a result replaces the arguments in `call`."""
     if hook_id in self._forward_pre_hooks_with_kwargs:
-        result = hook(self, args, kwargs)
-        if result is None:
-            return args, kwargs
-        if isinstance(result, tuple) and len(result) == 2:
-            return result
-        raise RuntimeError(
-            "forward pre-hook must return None or a tuple "
-            f"of (new_args, new_kwargs), but got {result}.")
-    result = hook(self, args)
-    if result is None:
-        return args, kwargs
-    if not isinstance(result, tuple):
-        result = (result,)
-    return result, kwargs
+        result = hook(self, call.args, call.kwargs)
+        if result is not None:
+            if isinstance(result, tuple) and len(result) == 2:
+                call.args, call.kwargs = result
+            else:
+                raise RuntimeError(
+                    "forward pre-hook must return None or a tuple "
+                    f"of (new_args, new_kwargs), but got {result}.")
+    else:
+        result = hook(self, call.args)
+        if result is not None:
+            call.args = result if isinstance(result, tuple) else (result,)
 
 
 @add_to_class(Module)
@@ -123,6 +121,33 @@ def _call_always_called_hooks(self, call):
                     f"{where} forward hook with ``always_call=True`` raised"
                     " an exception that was silenced as another error was"
                     f" raised in forward: {str(e)}", stacklevel=2)
+
+
+@add_to_class(Module)
+def _call_impl(self, *args, **kwargs):
+    """Run forward between its hooks: what `module(*args)` does."""
+    backward = (self._backward_hooks or self._backward_pre_hooks
+                or _global_backward_hooks or _global_backward_pre_hooks)
+    if not (backward or self._forward_hooks or self._forward_pre_hooks
+            or _global_forward_hooks or _global_forward_pre_hooks):
+        return self.forward(*args, **kwargs)  # the fast path
+    call = SimpleNamespace(args=args, kwargs=kwargs, result=None, called=set())
+    bw_hook, old = self._backward_hooks_for_call() if backward else (None, [])
+    try:
+        for hook_id, hook in (*_global_forward_pre_hooks.items(),
+                              *self._forward_pre_hooks.items()):
+            self._call_forward_pre_hook(hook_id, hook, call)
+        if bw_hook is not None:  # the inputs through the IN node
+            call.args = bw_hook.setup_input_hook(call.args)
+        call.result = self.forward(*call.args, **call.kwargs)
+        for hook_id, hook in (*_global_forward_hooks.items(),
+                              *self._forward_hooks.items()):
+            call.result = self._call_forward_hook(hook_id, hook, call)
+        return (self._hook_result_for_backward(bw_hook, old, call)
+                if backward else call.result)
+    except Exception:
+        self._call_always_called_hooks(call)
+        raise
 
 
 def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
@@ -360,33 +385,6 @@ def _hook_result_for_backward(self, bw_hook, old, call):
     if old:
         self._register_old_backward_hooks(old, call.args, result)
     return result
-
-
-@add_to_class(Module)
-def _call_impl(self, *args, **kwargs):
-    """Run forward between its hooks: what `module(*args)` does."""
-    if not (self._backward_hooks or self._backward_pre_hooks
-            or self._forward_hooks or self._forward_pre_hooks
-            or _global_backward_pre_hooks or _global_backward_hooks
-            or _global_forward_hooks or _global_forward_pre_hooks):
-        return self.forward(*args, **kwargs)  # the fast path
-    call = SimpleNamespace(args=args, kwargs=kwargs, result=None, called=set())
-    try:
-        bw_hook, old = self._backward_hooks_for_call()
-        for hook_id, hook in (*_global_forward_pre_hooks.items(),
-                              *self._forward_pre_hooks.items()):
-            call.args, call.kwargs = self._call_forward_pre_hook(
-                hook_id, hook, call.args, call.kwargs)
-        if bw_hook is not None:  # the inputs through the IN node
-            call.args = bw_hook.setup_input_hook(call.args)
-        call.result = self.forward(*call.args, **call.kwargs)
-        for hook_id, hook in (*_global_forward_hooks.items(),
-                              *self._forward_hooks.items()):
-            call.result = self._call_forward_hook(hook_id, hook, call)
-        return self._hook_result_for_backward(bw_hook, old, call)
-    except Exception:
-        self._call_always_called_hooks(call)
-        raise
 
 
 # The deprecated register_backward_hook and its global twin, kept for
