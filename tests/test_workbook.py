@@ -105,6 +105,20 @@ def test_a_reader_sees_what_torch_does_where_their_code_differs(proof):
     assert "Traceback" not in shown and len(shown.splitlines()) < 25
 
 
+def test_a_long_check_names_only_its_failures():
+    # chapter 6's check of _apply runs 167 behaviours: a screenful of
+    # "passed" would hide the one that failed
+    many = {f"test_case_{i}": True for i in range(workbook.SHORT)}
+    assert workbook._table({"test_a_b": True, "test_c": False}) == [
+        "  passed  a b", "  FAILED  c"]
+    assert workbook._table(many) == [f"  passed  case {i}"
+                                     for i in range(workbook.SHORT)]
+    assert workbook._table({**many, "test_c": False}) == [
+        "  FAILED  c", f"  passed  the other {workbook.SHORT}"]
+    assert workbook._table({**many, "test_d": True}) == [
+        f"  passed  all {workbook.SHORT + 1}"]
+
+
 def test_the_page_shows_what_that_check_prints(proof):
     # book/workbook.md quotes the check above; "..." stands for lines left out
     page = (mutants.ROOT / "book" / "workbook.md").read_text(encoding="utf-8")

@@ -26,6 +26,7 @@ STATE = types.SimpleNamespace(test="")
 _REPR = reprlib.Repr()  # a value in a report: 12 items, 120 characters
 _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = 12
 _REPR.maxstring = _REPR.maxother = 120
+SHORT = 20  # behaviours a check lists by name when all pass
 
 
 @pytest.fixture
@@ -103,6 +104,18 @@ def _line(entry):
     except Exception:  # no source (a cell that is gone): say nothing
         return ""
     return text[0] + (" ..." if len(text) > 1 else "") if text else ""
+
+
+def _table(results):
+    """A check's lines: each behaviour, or, past SHORT of them, the failures
+    by name and a count of the rest."""
+    long, passed = len(results) > SHORT, sum(results.values())
+    lines = [f"  {'passed' if ok else 'FAILED'}  {_behaviour(name)}"
+             for name, ok in results.items() if not (ok and long)]
+    if long and passed:
+        rest = "all" if passed == len(results) else "the other"
+        lines.append(f"  passed  {rest} {passed}")
+    return lines
 
 
 def _behaviour(name):
@@ -186,8 +199,7 @@ def checks_for(notebook):
         results = run_tests(spec, tests, reader, stop_at_first).results
         print(f"check({piece!r}): {sum(results.values())} of {len(tests)} "
               "behaviours as in torch.nn")
-        for name, ok in results.items():
-            print(f"  {'passed' if ok else 'FAILED'}  {_behaviour(name)}")
+        print("\n".join(_table(results)))
         if STATE.first:
             print("\n".join(STATE.first))
         elif len(results) < len(tests):
