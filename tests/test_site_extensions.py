@@ -10,6 +10,7 @@ from docutils import nodes
 import book_pdf
 import book_print
 import book_search
+import languages
 import pdf_scan
 from checks import Recorder, alt_is_a_description, new_context
 
@@ -170,3 +171,41 @@ def test_green_is_found_in_bytes_as_in_wider_integers():
     assert (pdf_scan.greenish(image) == expected).all()
     assert list(expected[0, :len(edges)]) == [True, False, False, True,
                                               False, True, False]
+
+
+def test_a_changed_static_file_site_catalog_or_terms_rewrites_every_page(
+        tmp_path, monkeypatch):
+    # Sphinx tracks the pages' sources, not these: their digest is a config
+    # value of kind "html", and Sphinx writes every page when one changes
+    static = tmp_path / "site" / "static" / "book.css"
+    catalog = tmp_path / "locale" / "zh_CN" / "LC_MESSAGES" / "book_site.po"
+    terms = tmp_path / "TERMS.md"
+    for path in (static, catalog, terms):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("v1")
+    monkeypatch.setattr(languages, "ROOT", tmp_path)
+    monkeypatch.setattr(languages, "TERMS", terms)
+
+    def digest():
+        config = Request()
+        languages._untracked_files(None, config)
+        return config.book_untracked_files
+
+    seen = [digest()]
+    for path in (static, catalog, terms):
+        path.write_text("v2")
+        seen.append(digest())
+    assert len(set(seen)) == 4
+
+    class App:  # records what the extension asks of Sphinx
+        calls = []
+
+        def __getattr__(self, name):
+            return lambda *args, **kwargs: self.calls.append((name, args))
+
+    monkeypatch.setattr(languages, "_fast_chinese_search", lambda: None)
+    languages.setup(App())
+    assert ("add_config_value", ("book_untracked_files", "", "html")) \
+        in App.calls
+    assert ("connect", ("config-inited", languages._untracked_files)) \
+        in App.calls
