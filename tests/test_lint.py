@@ -3,6 +3,7 @@ Python: tools/, tests/, the site extension, helpers.py, the benchmarks and
 the generated package (a finding there is fixed in its export cell). And
 the machinery that builds, tests and publishes the book stays the size of
 a book's, not of a second project (issue 36)."""
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -40,3 +41,15 @@ def test_the_machinery_stays_within_its_cap():
     assert sum(counts.values()) <= MACHINERY_CAP, (
         f"{sum(counts.values())} lines of machinery, the cap is "
         f"{MACHINERY_CAP}; the largest files: {biggest}")
+
+
+def test_the_longest_first_order_names_files_that_exist():
+    # conftest.py's scheduling table: a renamed file would quietly lose its
+    # early start (and the run its balance on two cores)
+    spec = importlib.util.spec_from_file_location("root_conftest",
+                                                  ROOT / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    names = list(conftest.LONGEST_FIRST)
+    assert len(names) > 10
+    assert [n for n in names if not (ROOT / n).is_file()] == []
